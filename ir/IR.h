@@ -82,6 +82,7 @@ private:
   friend class Node;
   friend class Graph;
   friend class Value;
+  friend struct IRTestPeer; // tests corrupt the IR on purpose to check the verifier
   void link(Value *v);
   void unlink();
   void takeLinkFrom(Use &other);
@@ -199,6 +200,7 @@ private:
   friend class Use;
   friend class Node;
   friend class Graph;
+  friend struct IRTestPeer;
   Value(std::string name, DefKind def) : name_(std::move(name)), def_(def) {}
 
   std::string name_;
@@ -307,6 +309,7 @@ public:
 
 private:
   friend class Graph;
+  friend struct IRTestPeer;
   Node(Graph *g, std::string opType, std::string domain) : opType_(std::move(opType)), domain_(std::move(domain)), graph_(g) {}
   void reindexOperands(size_t from);
 
@@ -461,6 +464,7 @@ public:
 private:
   friend class Node;
   friend class Value;
+  friend struct IRTestPeer;
   Value *newLeaf(std::string name, Value::DefKind kind);
   void destroyLeaf(Value *v);
   void link(Node *pos, Node *n, bool before);

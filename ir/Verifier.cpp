@@ -3,7 +3,7 @@
 
 #include "ir/IR.h"
 
-#include <sstream>
+#include <deque>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -66,6 +66,8 @@ public:
         if (u.owner() != n || u.index() != i || u.ownerGraph())
           error(path, describe(n) + " operand " + std::to_string(i) + " has a wrong owner or index");
         const Value *v = u.get();
+        if (v)
+          ++slotRefs_[v];
         if (v && !visible(v))
           error(path, describe(n) + " operand " + std::to_string(i) + " '" + v->name() +
                           "' is not defined before it in scope (topological order or scoping)");
@@ -90,12 +92,29 @@ public:
       const GraphOutput &o = g.outputSlots()[i];
       if (o.use.ownerGraph() != &g || o.use.index() != i || o.use.owner())
         error(path, "graph output " + std::to_string(i) + " has a wrong owner or index");
+      if (o.use.get())
+        ++slotRefs_[o.use.get()];
       if (!o.use.get())
         error(path, "graph output " + std::to_string(i) + " reads no value");
       else if (!visible(o.use.get()))
         error(path, "graph output '" + o.use.get()->name() + "' is not defined in scope");
     }
     scopes_.pop_back();
+  }
+
+  /// After every graph: each value's use list must hold exactly the slots
+  /// that read it (a slot reading a value but missing from its list is caught here).
+  void checkSlotCounts() {
+    for (const auto &[v, listed] : listLength_) {
+      auto it = slotRefs_.find(v);
+      size_t slots = it == slotRefs_.end() ? 0 : it->second;
+      if (slots != listed)
+        error("", "value '" + v->name() + "' is read by " + std::to_string(slots) +
+                      " operand slots but " + std::to_string(listed) + " are in the use list");
+    }
+    for (const auto &[v, slots] : slotRefs_)
+      if (!listLength_.count(v))
+        error("", "an operand reads '" + v->name() + "', which is defined nowhere in the model");
   }
 
   std::vector<std::string> take() { return std::move(errors_); }
@@ -118,7 +137,9 @@ private:
   // Every list entry must be a slot holding `v` whose owner lists it there.
   void checkUseList(const Value *v, const std::string &where) {
     size_t steps = 0;
+    size_t &listed = listLength_[v];
     for (const Use *u = v->uses().first; u; u = u->next()) {
+      ++listed;
       if (++steps > 100000000) {
         error("", "use list of '" + v->name() + "' is cyclic");
         return;
@@ -142,7 +163,9 @@ private:
   }
 
   size_t maxErrors_;
-  std::vector<std::unordered_set<const Value *>> scopes_;
+  std::deque<std::unordered_set<const Value *>> scopes_; // deque: references survive growth
+  std::unordered_map<const Value *, size_t> listLength_;
+  std::unordered_map<const Value *, size_t> slotRefs_;
   std::vector<std::string> errors_;
 };
 
@@ -151,6 +174,8 @@ private:
 std::vector<std::string> verify(const Graph &graph, size_t maxErrors) {
   Verifier v(maxErrors);
   v.verifyGraph(graph, graph.name.empty() ? "graph" : graph.name);
+  if (!graph.parentNode())
+    v.checkSlotCounts();
   return v.take();
 }
 
@@ -161,6 +186,7 @@ std::vector<std::string> verify(const Model &model, size_t maxErrors) {
   for (const auto &f : model.functions)
     if (f->body)
       v.verifyGraph(*f->body, "function " + f->domain + "." + f->name);
+  v.checkSlotCounts();
   return v.take();
 }
 

@@ -1,0 +1,98 @@
+//===- tools/Summary.cpp - Before/after model statistics ------------------===//
+#include "tools/Summary.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+namespace onnxslim::tools {
+
+namespace {
+size_t tensorBytes(const TensorPtr &t) {
+  if (!t)
+    return 0;
+  if (t->dtype() == DataType::String) {
+    size_t n = 0;
+    for (const std::string &s : t->strings())
+      n += s.size();
+    return n;
+  }
+  return t->byteSize();
+}
+
+std::string human(long long bytes) {
+  if (bytes < 0)
+    return "-";
+  char buf[32];
+  if (bytes < 1024)
+    std::snprintf(buf, sizeof buf, "%lld B", bytes);
+  else if (bytes < 1024 * 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024));
+  return buf;
+}
+} // namespace
+
+ModelStats collectStats(const Model &model) {
+  ModelStats s;
+  const Graph *g = model.graph();
+  if (!g)
+    return s;
+  s.initializers = g->initializers().size() + g->sparseInitializers().size();
+  for (const Value *v : g->initializers())
+    s.constantBytes += tensorBytes(v->initializer());
+  g->walk([&](Node *n) {
+    ++s.nodes;
+    std::string key = n->isDefaultDomain() ? n->opType() : n->domain() + "." + n->opType();
+    ++s.opCounts[key];
+    if (n->is("Constant"))
+      if (const Attribute *a = n->attr("value"))
+        s.constantBytes += tensorBytes(a->t);
+  });
+  return s;
+}
+
+void printSummary(std::ostream &os, const std::string &inPath, const ModelStats &before,
+                  const std::string &outPath, const ModelStats &after, double seconds) {
+  std::set<std::string> ops;
+  for (const auto &[op, n] : before.opCounts)
+    ops.insert(op);
+  for (const auto &[op, n] : after.opCounts)
+    ops.insert(op);
+  size_t width = 16;
+  for (const std::string &op : ops)
+    width = std::max(width, op.size() + 2);
+
+  auto row = [&](const std::string &label, const std::string &a, const std::string &b) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "| %-*s | %14s | %14s |\n", static_cast<int>(width),
+                  label.c_str(), a.c_str(), b.c_str());
+    os << buf;
+  };
+  std::string rule = "+" + std::string(width + 2, '-') + "+" + std::string(16, '-') + "+" +
+                     std::string(16, '-') + "+\n";
+  os << rule;
+  row("", "before", "after");
+  os << rule;
+  for (const std::string &op : ops) {
+    auto count = [&](const ModelStats &s) {
+      auto it = s.opCounts.find(op);
+      return std::to_string(it == s.opCounts.end() ? 0 : it->second);
+    };
+    row(op, count(before), count(after));
+  }
+  os << rule;
+  row("nodes", std::to_string(before.nodes), std::to_string(after.nodes));
+  row("initializers", std::to_string(before.initializers), std::to_string(after.initializers));
+  row("constant bytes", human(static_cast<long long>(before.constantBytes)),
+      human(static_cast<long long>(after.constantBytes)));
+  row("file size", human(before.fileBytes), human(after.fileBytes));
+  char t[32];
+  std::snprintf(t, sizeof t, "%.3f s", seconds);
+  row("time", "", t);
+  os << rule;
+  os << "in:  " << inPath << "\nout: " << outPath << "\n";
+}
+
+} // namespace onnxslim::tools
