@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Sets up what is missing, builds, fetches the real models and runs every test.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$root/scripts/setup.sh"
+"$root/scripts/build.sh"
+"$root/scripts/fetch-models.sh"
+cd "${ONNXSLIM_BUILD_DIR:-$root/build}"
+ctest --output-on-failure --timeout 1800 -j"$(nproc)"

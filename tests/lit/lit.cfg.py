@@ -1,0 +1,16 @@
+# lit configuration for onnxslim's text-IR tests: each test is ONNX textual
+# syntax with RUN lines that pipe it through `onnxslim` and FileCheck.
+import os
+import lit.formats
+
+config.name = "onnxslim"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".onnxtxt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.onnxslim_build_dir, "tests", "lit")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.onnxslim_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(("%onnxslim", os.path.join(config.onnxslim_tools_dir, "onnxslim")))
+config.substitutions.append(("%FileCheck", os.path.join(config.llvm_tools_dir, "FileCheck")))
+config.substitutions.append(("%not", os.path.join(config.llvm_tools_dir, "not")))
