@@ -43,7 +43,8 @@
 //     (seed XOR fnv1a32(utf8 input name)) as a uint32;
 //   * u = next() / 2^32 in [0, 1), drawn once per element in row-major order;
 //   * floating types: lo + (hi - lo) * u computed in double, then rounded to
-//     the element type (round to nearest even); default [lo, hi) = [-1, 1);
+//     the element type (round to nearest even, which may give hi itself);
+//     default [lo, hi) = [-1, 1);
 //   * integer types: lo + floor(u * (hi - lo + 1)), default [lo, hi] = [0, 9];
 //   * bool: u < 0.5;
 //   * a spec entry's "value" fills every element and draws nothing; its
@@ -200,8 +201,8 @@ class Reader {
 }
 
 // Reads a repeated scalar field that may be packed (wire type 2) or not.
-// `one` reads one element from a Reader; `packedOf` is the packed wire type's
-// element wire type (0 varint, 1 fixed64, 5 fixed32).
+// `one` reads one element from a Reader; `elemWire` is the wire type of one
+// unpacked element (0 varint, 1 fixed64, 5 fixed32).
 function readRepeated(r, wireType, elemWire, one, out) {
   if (wireType === 2) {
     const sub = new Reader(r.bytes(r.smallVarint()), r.file);
@@ -539,6 +540,8 @@ async function main() {
     if (eq > 0 && meta.has(arg.slice(0, eq))) {
       name = arg.slice(0, eq);
       file = arg.slice(eq + 1);
+    } else if (eq > 0 && !fs.existsSync(arg)) {
+      fail(`--input ${arg}: '${arg.slice(0, eq)}' is not an input of ${opts.model} (inputs: ${[...meta.keys()].join(', ')})`);
     }
     let buf;
     try {
