@@ -1,0 +1,201 @@
+//===- backend/AtomicFile.cpp - Write-to-temp-then-rename files -----------===//
+#include "backend/AtomicFile.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace onnxslim::backend {
+
+namespace {
+
+std::string osError(int err) { return std::strerror(err); }
+
+std::string dirOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string baseOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+/// Permissions for the new file: the old file's, else 0666 minus the umask.
+mode_t targetMode(const std::string &path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+    return st.st_mode & 07777;
+  mode_t mask = ::umask(0); // reading the umask requires setting it
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// FdStreamBuf
+//===----------------------------------------------------------------------===//
+
+FdStreamBuf::FdStreamBuf(int fd, size_t bufferSize) : fd_(fd), buffer_(bufferSize) {
+  setp(buffer_.data(), buffer_.data() + buffer_.size());
+}
+
+bool FdStreamBuf::writeAll(const char *p, size_t n) {
+  while (n > 0 && errno_ == 0) {
+    // Keep single writes below 1 GB (Linux caps a write near 2 GB anyway).
+    ssize_t w = ::write(fd_, p, std::min<size_t>(n, size_t{1} << 30));
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      errno_ = errno;
+      return false;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return errno_ == 0;
+}
+
+bool FdStreamBuf::flushAll() {
+  size_t n = static_cast<size_t>(pptr() - pbase());
+  bool ok = writeAll(pbase(), n);
+  setp(buffer_.data(), buffer_.data() + buffer_.size());
+  return ok;
+}
+
+FdStreamBuf::int_type FdStreamBuf::overflow(int_type ch) {
+  if (!flushAll())
+    return traits_type::eof();
+  if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+    *pptr() = traits_type::to_char_type(ch);
+    pbump(1);
+  }
+  return traits_type::not_eof(ch);
+}
+
+std::streamsize FdStreamBuf::xsputn(const char *s, std::streamsize n) {
+  auto count = static_cast<size_t>(n);
+  size_t room = static_cast<size_t>(epptr() - pptr());
+  if (count <= room) {
+    std::memcpy(pptr(), s, count);
+    pbump(static_cast<int>(count));
+    return n;
+  }
+  if (!flushAll())
+    return 0;
+  if (count >= buffer_.size())
+    return writeAll(s, count) ? n : 0;
+  std::memcpy(pptr(), s, count);
+  pbump(static_cast<int>(count));
+  return n;
+}
+
+int FdStreamBuf::sync() { return flushAll() ? 0 : -1; }
+
+//===----------------------------------------------------------------------===//
+// AtomicFile
+//===----------------------------------------------------------------------===//
+
+AtomicFile::~AtomicFile() { discard(); }
+
+void AtomicFile::discard() {
+  stream_.reset();
+  buf_.reset();
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  if (!committed_ && !tempPath_.empty()) {
+    ::unlink(tempPath_.c_str());
+    tempPath_.clear();
+  }
+}
+
+bool AtomicFile::open(const std::string &path, std::string &error) {
+  path_ = path;
+  std::string dir = dirOf(path);
+  std::string base = baseOf(path);
+  if (base.empty() || base == "." || base == "..") {
+    error = "cannot write '" + path + "': not a file name";
+    return false;
+  }
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    error = "cannot write '" + path + "': directory '" + dir + "': " + osError(errno);
+    return false;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    error = "cannot write '" + path + "': '" + dir + "' is not a directory";
+    return false;
+  }
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    error = "cannot write '" + path + "': it is a directory";
+    return false;
+  }
+  std::string templ = dir + "/." + base + ".tmp.XXXXXX";
+  std::vector<char> name(templ.begin(), templ.end());
+  name.push_back('\0');
+  int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) {
+    error = "cannot write '" + path + "': cannot create a temporary file in '" + dir +
+            "': " + osError(errno);
+    return false;
+  }
+  fd_ = fd;
+  tempPath_ = name.data();
+  ::fchmod(fd_, targetMode(path));
+  buf_ = std::make_unique<FdStreamBuf>(fd_);
+  stream_ = std::make_unique<std::ostream>(buf_.get());
+  return true;
+}
+
+bool AtomicFile::finish(std::string &error) {
+  if (fd_ < 0) {
+    error = "cannot write '" + path_ + "': the file is not open";
+    return false;
+  }
+  stream_->flush();
+  bool ok = buf_->flushAll() && !stream_->bad();
+  int err = buf_->errorCode();
+  if (ok && ::fsync(fd_) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (::close(fd_) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  fd_ = -1;
+  if (!ok) {
+    error = "cannot write '" + path_ + "': " + osError(err ? err : EIO);
+    discard();
+    return false;
+  }
+  finished_ = true;
+  return true;
+}
+
+bool AtomicFile::commit(std::string &error) {
+  if (!finished_ && !finish(error))
+    return false;
+  if (::rename(tempPath_.c_str(), path_.c_str()) != 0) {
+    error = "cannot write '" + path_ + "': rename failed: " + osError(errno);
+    discard();
+    return false;
+  }
+  committed_ = true;
+  tempPath_.clear();
+  // The directory is not fsynced: the rename is atomic either way (a crash
+  // leaves the old file or the complete new one), and syncing the directory
+  // would cost a second full journal flush on every save.
+  return true;
+}
+
+} // namespace onnxslim::backend

@@ -1,0 +1,73 @@
+//===- backend/AtomicFile.h - Write-to-temp-then-rename files --*- C++ -*-===//
+//
+// Internal to backend/. An AtomicFile is a temporary file created next to its
+// target (mkstemp in the same directory, so the final rename cannot cross a
+// file system), written through a buffered std::ostream, then fsynced and
+// renamed over the target. Until commit() the target is untouched; if the
+// object dies uncommitted the temporary file is removed. Two AtomicFiles can
+// be prepared and then committed back to back (a model and its data file).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <streambuf>
+#include <string>
+#include <vector>
+
+namespace onnxslim::backend {
+
+/// A std::streambuf writing to a file descriptor through a large buffer;
+/// big writes bypass the buffer. Remembers the first OS error.
+class FdStreamBuf : public std::streambuf {
+public:
+  explicit FdStreamBuf(int fd, size_t bufferSize = 1 << 20);
+  /// errno of the first failed write, or 0.
+  int errorCode() const { return errno_; }
+  /// Given nothing, Execute: writes out the buffer, Result: false on an OS error.
+  bool flushAll();
+
+protected:
+  int_type overflow(int_type ch) override;
+  std::streamsize xsputn(const char *s, std::streamsize n) override;
+  int sync() override;
+
+private:
+  bool writeAll(const char *p, size_t n);
+  int fd_;
+  std::vector<char> buffer_;
+  int errno_ = 0;
+};
+
+class AtomicFile {
+public:
+  AtomicFile() = default;
+  AtomicFile(const AtomicFile &) = delete;
+  AtomicFile &operator=(const AtomicFile &) = delete;
+  ~AtomicFile();
+
+  /// Given a target path, Execute: creates the temporary file beside it,
+  /// Result: false with `error` (path + OS error) when that is impossible.
+  bool open(const std::string &path, std::string &error);
+  std::ostream &stream() { return *stream_; }
+  /// Given nothing, Execute: flushes, fsyncs and closes the temporary file,
+  /// Result: false with `error` on a write error (ENOSPC...).
+  bool finish(std::string &error);
+  /// Given a finished file, Execute: renames it over the target, Result:
+  /// false with `error` on failure.
+  bool commit(std::string &error);
+  /// Removes the temporary file now (also done by the destructor).
+  void discard();
+
+private:
+  std::string path_;
+  std::string tempPath_;
+  int fd_ = -1;
+  bool finished_ = false;
+  bool committed_ = false;
+  std::unique_ptr<FdStreamBuf> buf_;
+  std::unique_ptr<std::ostream> stream_;
+};
+
+} // namespace onnxslim::backend

@@ -1,0 +1,206 @@
+//===- backend/Writer.cpp - Write the IR as ONNX protobuf files -----------===//
+//
+// Streaming writer. backend/Emitter turns the model into pieces: protobuf
+// bytes for everything but tensor payloads, and references to the payloads
+// themselves (the mapped input file, external data, owned buffers), so the
+// weights are written straight from the IR buffers and never copied into a
+// message. All sizes are known before the first byte is written, which also
+// tells whether the model passes protobuf's 2 GB limit. Files are written to
+// a temporary file, fsynced and renamed (backend/AtomicFile).
+//
+//===----------------------------------------------------------------------===//
+#include "backend/Writer.h"
+
+#include "backend/AtomicFile.h"
+#include "backend/Emitter.h"
+#include "backend/ProtoExporter.h"
+#include "schema/onnx.pb.h"
+
+#include <climits>
+#include <iostream>
+
+namespace onnxslim {
+
+using backend::AtomicFile;
+using backend::Emitter;
+using backend::Pieces;
+using backend::ExportOptions;
+using backend::ExternalSink;
+using backend::ProtoExporter;
+
+namespace {
+
+/// Protobuf refuses messages of 2 GB and more.
+constexpr uint64_t kProtobufLimit = INT_MAX;
+
+/// Given a model and export options, Execute: serializes it into pieces
+/// (registering external tensors with the sink), Result: false with `error`.
+bool buildPieces(const Model &m, const ExportOptions &eo, Pieces &out, std::string &error) {
+  Emitter emitter(eo);
+  if (!emitter.model(m, out)) {
+    error = emitter.error();
+    return false;
+  }
+  return true;
+}
+
+std::string dirOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string baseOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool validLocation(const std::string &loc) {
+  if (loc.empty() || loc.front() == '/')
+    return false;
+  for (size_t start = 0; start <= loc.size();) {
+    size_t slash = loc.find('/', start);
+    if (slash == std::string::npos)
+      slash = loc.size();
+    std::string part = loc.substr(start, slash - start);
+    if (part == ".." || part.empty() || part == ".")
+      return false;
+    start = slash + 1;
+  }
+  return true;
+}
+
+void writeExternalData(const ExternalSink &sink, AtomicFile &file) {
+  std::ostream &os = file.stream();
+  static const char zeros[4096] = {};
+  uint64_t pos = 0;
+  for (const ExternalSink::Chunk &c : sink.chunks()) {
+    while (pos < c.offset) {
+      auto n = static_cast<std::streamsize>(std::min<uint64_t>(sizeof zeros, c.offset - pos));
+      os.write(zeros, n);
+      pos += static_cast<uint64_t>(n);
+    }
+    os.write(reinterpret_cast<const char *>(c.bytes.data()),
+             static_cast<std::streamsize>(c.bytes.size()));
+    pos += c.bytes.size();
+  }
+}
+
+} // namespace
+
+bool writeFileAtomically(const std::string &path,
+                         const std::function<bool(std::ostream &, std::string &)> &writer,
+                         std::string &error) {
+  AtomicFile file;
+  if (!file.open(path, error))
+    return false;
+  std::string err;
+  if (!writer(file.stream(), err)) {
+    error = err.empty() ? "cannot write '" + path + "'" : err;
+    file.discard();
+    return false;
+  }
+  return file.finish(error) && file.commit(error);
+}
+
+bool saveModel(const Model &model, const std::string &path, std::string &error,
+               const SaveOptions &opts) {
+  std::string location = opts.externalDataFile.empty() ? baseOf(path) + ".data" : opts.externalDataFile;
+  if (!validLocation(location) || location == baseOf(path)) {
+    error = path + ": external data file name '" + location +
+            "' must be a relative path inside the output's directory, not the model itself";
+    return false;
+  }
+  ExternalSink sink(location);
+  ExportOptions eo;
+  eo.external = &sink;
+  eo.externalizeLarge = opts.externalData;
+  eo.threshold = opts.externalThreshold;
+  Pieces pieces;
+  if (!buildPieces(model, eo, pieces, error)) {
+    error = path + ": " + error;
+    return false;
+  }
+  if (pieces.size() > kProtobufLimit && !opts.externalData && opts.autoExternalOver2GB) {
+    std::cerr << "onnxslim: note: " << path << " would be " << pieces.size()
+              << " bytes, over protobuf's 2 GB limit; writing tensors of " << opts.externalThreshold
+              << " bytes or more to the external data file '" << location << "'\n";
+    sink = ExternalSink(location);
+    eo.externalizeLarge = true;
+    pieces = Pieces();
+    if (!buildPieces(model, eo, pieces, error)) {
+      error = path + ": " + error;
+      return false;
+    }
+  }
+  if (pieces.size() > kProtobufLimit) {
+    error = path + ": the model would be " + std::to_string(pieces.size()) +
+            " bytes, over protobuf's 2 GB limit" +
+            (opts.externalData ? std::string(" even with external data")
+                               : std::string("; save it with external data"));
+    return false;
+  }
+
+  AtomicFile dataFile, modelFile;
+  if (!sink.chunks().empty()) {
+    std::string dataPath = dirOf(path) + "/" + location;
+    if (!dataFile.open(dataPath, error))
+      return false;
+    writeExternalData(sink, dataFile); // finish() reports any write error
+    if (!dataFile.finish(error))
+      return false;
+  }
+  if (!modelFile.open(path, error))
+    return false;
+  std::ostream &os = modelFile.stream();
+  pieces.emit([&](const char *p, size_t n) { os.write(p, static_cast<std::streamsize>(n)); });
+  if (!modelFile.finish(error))
+    return false;
+  if (!sink.chunks().empty() && !dataFile.commit(error))
+    return false;
+  return modelFile.commit(error);
+}
+
+std::string serializeModel(const Model &model, std::string &error) {
+  ExportOptions eo; // no external sink: every tensor inline
+  Pieces pieces;
+  if (!buildPieces(model, eo, pieces, error))
+    return {};
+  if (pieces.size() > kProtobufLimit) {
+    error = "the model would be " + std::to_string(pieces.size()) +
+            " bytes, over protobuf's 2 GB limit; save it to a file with external data";
+    return {};
+  }
+  std::string out;
+  out.reserve(pieces.size());
+  pieces.emit([&](const char *p, size_t n) { out.append(p, n); });
+  return out;
+}
+
+std::string serializeModel(const Model &model) {
+  std::string error;
+  return serializeModel(model, error);
+}
+
+bool saveTensorFile(const Tensor &tensor, const std::string &path, std::string &error) {
+  ExportOptions eo;
+  ProtoExporter ex(eo);
+  onnx::TensorProto tp;
+  if (!ex.exportTensor(tensor, tp, nullptr, false, false)) {
+    error = path + ": " + ex.error();
+    return false;
+  }
+  return writeFileAtomically(
+      path,
+      [&](std::ostream &os, std::string &err) {
+        if (!tp.SerializeToOstream(&os)) {
+          err = "cannot write '" + path + "': serialization failed";
+          return false;
+        }
+        return true;
+      },
+      error);
+}
+
+} // namespace onnxslim

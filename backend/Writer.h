@@ -1,0 +1,68 @@
+//===- backend/Writer.h - Write the IR as ONNX protobuf files --*- C++ -*-===//
+//
+// The entry points of the backend. A model is written as a stream
+// (backend/Emitter): protobuf encodes everything but tensor payloads, and
+// every raw tensor — initializer or Constant, in the main graph or a
+// subgraph — is written straight from its IR buffer (the mapped input,
+// external data, owned bytes): no giant message, no copy of the weights.
+// Files are replaced atomically: a temporary file in the target directory,
+// fsync, rename.
+//
+// A model loaded by frontend/Loader and saved with no change comes back equal
+// field by field (MessageDifferencer::Equals) to the file that was read.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+#include "ir/Tensor.h"
+
+#include <cstddef>
+#include <functional>
+#include <ostream>
+#include <string>
+
+namespace onnxslim {
+
+struct SaveOptions {
+  /// Write tensors of at least `externalThreshold` bytes to one external-data
+  /// file beside the output. Tensors loaded from external data stay external
+  /// whatever this says.
+  bool externalData = false;
+  /// File name of the external data, relative to the output's directory;
+  /// empty: `<output file name>.data` (out.onnx → out.onnx.data).
+  std::string externalDataFile;
+  size_t externalThreshold = 1024;
+  /// When the model would pass protobuf's 2 GB limit, write external data
+  /// anyway (with a note on stderr) instead of failing.
+  bool autoExternalOver2GB = true;
+};
+
+/// Given a model and a path, Execute: writes the model (and its external
+/// data, if any) atomically, Result: false with `error` naming the path and
+/// the cause on failure (no partial file is left).
+bool saveModel(const Model &model, const std::string &path, std::string &error,
+               const SaveOptions &opts = {});
+
+/// Given a model, Execute: serializes it in memory (all tensors inline; a
+/// tensor loaded from external data is written inline too), Result: the
+/// ModelProto bytes, or an empty string with `error` set.
+std::string serializeModel(const Model &model, std::string &error);
+/// Like above; on error returns an empty string.
+std::string serializeModel(const Model &model);
+
+/// Given a tensor and a path, Execute: writes it as a standalone serialized
+/// TensorProto (the conformance suite's .pb format), atomically.
+bool saveTensorFile(const Tensor &tensor, const std::string &path, std::string &error);
+
+/// Given a path and a writer, Execute: creates a temporary file in the target
+/// directory, lets `writer` fill it through a buffered stream, fsyncs it and
+/// renames it over `path`, Result: false with `error` (path + OS error, or
+/// the writer's message) on failure, the temporary file removed. The old
+/// file, if any, stays intact (and readable by existing mappings) until the
+/// rename.
+bool writeFileAtomically(const std::string &path,
+                         const std::function<bool(std::ostream &, std::string &)> &writer,
+                         std::string &error);
+
+} // namespace onnxslim
