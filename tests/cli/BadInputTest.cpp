@@ -224,6 +224,9 @@ TEST_F(BadInput, ExternalDataPastEndOfFile) {
   auto *loc = w->add_external_data();
   loc->set_key("location");
   loc->set_value("weights.bin");
+  auto *length = w->add_external_data();
+  length->set_key("length");
+  length->set_value("8");
   fs::path in = dir_ / "in.onnx";
   std::string bytes = m.SerializeAsString();
   writeFile(in, bytes);
