@@ -6,7 +6,7 @@
 
 namespace onnxslim::rt {
 
-TensorBuilder::TensorBuilder(DataType dtype, std::vector<int64_t> dims) {
+TensorBuilder::TensorBuilder(DataType dtype, std::vector<int64_t> dims, Fill fill) {
   numElements_ = 1;
   for (int64_t d : dims)
     numElements_ *= d < 0 ? 0 : d;
@@ -21,7 +21,8 @@ TensorBuilder::TensorBuilder(DataType dtype, std::vector<int64_t> dims) {
   storage_ = std::shared_ptr<uint8_t[]>(
       static_cast<uint8_t *>(::operator new[](padded, std::align_val_t{64})),
       [](uint8_t *p) { ::operator delete[](p, std::align_val_t{64}); });
-  std::memset(storage_.get(), 0, padded);
+  size_t from = fill == Fill::Zeroed ? 0 : size_; // the padding is always zeroed
+  std::memset(storage_.get() + from, 0, padded - from);
   data_ = storage_.get();
 }
 

@@ -102,7 +102,10 @@ struct RtValue {
 /// freezes it into an immutable TensorPtr. Kernels write outputs through this.
 class TensorBuilder {
 public:
-  TensorBuilder(DataType dtype, std::vector<int64_t> dims);
+  /// Whether the elements start zeroed; kernels that overwrite every element
+  /// pass Uninitialized to skip the extra pass over memory.
+  enum class Fill : uint8_t { Zeroed, Uninitialized };
+  TensorBuilder(DataType dtype, std::vector<int64_t> dims, Fill fill = Fill::Zeroed);
   /// For string tensors: the element vector to fill.
   std::vector<std::string> &strings() { return strings_; }
   uint8_t *data() { return data_; }

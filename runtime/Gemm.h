@@ -1,0 +1,83 @@
+//===- runtime/Gemm.h - Blocked single-threaded GEMM engine ----*- C++ -*-===//
+//
+// General matrix multiplication C = alpha * op(A) * op(B) + beta * C on
+// row-major matrices, where op(X) is X or its transpose. op(A) is M x K,
+// op(B) is K x N and C is M x N; lda/ldb/ldc are row strides in elements of
+// the matrices as stored (so A stored transposed is K x M with stride lda).
+//
+// The engine blocks for the caches (GotoBLAS style: NC/KC/MC), packs panels
+// of A and B into contiguous aligned buffers and runs a register-tile
+// micro-kernel with scalar handling of the edges: an xsimd kernel for the
+// compile-time architecture, or AVX2+FMA / AVX-512F kernels selected at run
+// time when the CPU has them. Matrix-vector products (M == 1 or N == 1) take
+// a direct path without packing. When beta is 0, C is not read (so it may
+// hold NaNs or garbage). Single-threaded.
+//
+// This header is plain C++: xsimd stays inside runtime/Gemm.cpp.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+
+namespace onnxslim::rt {
+
+/// Given row-major A, B, C and the shapes above, Execute: C = alpha*op(A)*op(B) + beta*C.
+void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+           int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+
+/// The double-precision version of sgemm, same contract.
+void dgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha,
+           const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,
+           int64_t ldc);
+
+/// Width (columns per panel) of the packed-B layout of the active engine.
+/// A packed K x N matrix B is a sequence of ceil(N / width) panels; panel p
+/// holds, row after row, the K rows of columns [p*width, (p+1)*width), zero
+/// past column N-1; panel p starts at element p * K * width.
+template <typename T> int64_t gemmPanelWidth();
+template <> int64_t gemmPanelWidth<float>();
+template <> int64_t gemmPanelWidth<double>();
+
+/// Given B already in the packed layout for `panelWidth` (from
+/// gemmPanelWidth), Execute: C = alpha*op(A)*B + beta*C without reading or
+/// packing a row-major B (convolution writes its column matrix this way).
+/// A width other than the active engine's is accepted (slower path).
+void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                 int64_t lda, const float *Bp, int64_t panelWidth, float beta, float *C,
+                 int64_t ldc);
+void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, double alpha, const double *A,
+                 int64_t lda, const double *Bp, int64_t panelWidth, double beta, double *C,
+                 int64_t ldc);
+
+/// Given `taps` input rows (src[t][i] is tap t's input for output i) and
+/// their weights, Execute: y[i] = sum_t w[t] * src[t][i] + bias for i < n,
+/// the taps accumulated in order from zero (fused multiply-adds where the
+/// engine has them) and the bias added last. The row step of direct
+/// (depthwise) convolution; same run-time dispatch as the GEMM engine.
+void multiTapRow(int64_t n, int64_t taps, const float *const *src, const float *w, float bias,
+                 float *y);
+void multiTapRow(int64_t n, int64_t taps, const double *const *src, const double *w, double bias,
+                 double *y);
+
+/// Given "baseline", "avx2" or "avx512", Execute: makes later calls use that
+/// micro-kernel family, Result: false (and no change) when the CPU lacks it.
+/// For tests and benchmarks; the default is the best family the CPU has.
+bool setGemmEngine(const char *name);
+
+/// The micro-kernel family in use: "baseline", "avx2" or "avx512".
+const char *gemmEngineName();
+
+/// Overloads picking sgemm or dgemm from the element type (for templated kernels).
+inline void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
+                 const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                 int64_t ldc) {
+  sgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+inline void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha,
+                 const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
+                 double *C, int64_t ldc) {
+  dgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+} // namespace onnxslim::rt

@@ -1,0 +1,585 @@
+//===- runtime/Interpreter.cpp - Executes IR graphs -----------------------===//
+//
+// Plans each graph once (value slots, operand sources, kernels, release
+// points) and runs plans on frames. See Interpreter.h for the model.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Interpreter.h"
+
+#include "runtime/kernels/TensorHelpers.h"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <exception>
+#include <new>
+
+namespace onnxslim::rt {
+
+//===----------------------------------------------------------------------===//
+// Plans and frames
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Where a node operand (or graph output) comes from.
+struct Operand {
+  enum class Kind : uint8_t { Omitted, Local, Outer, Constant };
+  Kind kind = Kind::Omitted;
+  uint32_t slot = 0;                ///< Kind::Local
+  const Value *value = nullptr;     ///< the IR value (all kinds but Omitted)
+  const RtValue *constant = nullptr; ///< Kind::Constant
+};
+
+struct Step {
+  const Node *node = nullptr;
+  const KernelDef *kernel = nullptr;
+  const Function *function = nullptr;
+  int64_t opset = -1;
+  std::vector<Operand> operands;
+  std::vector<int64_t> results; ///< slot per result, -1 when omitted
+  std::vector<uint32_t> release; ///< slots whose last use is this step
+};
+
+std::string valueLabel(const Value *v) {
+  return v ? "'" + v->name() + "'" : std::string("<omitted>");
+}
+
+} // namespace
+
+struct GraphPlan {
+  const Graph *graph = nullptr;
+  std::unordered_map<const Value *, uint32_t> slotOf;
+  std::unordered_map<const Value *, const RtValue *> constantOf;
+  std::deque<RtValue> constants;
+  uint32_t numSlots = 0;
+  std::vector<std::pair<size_t, uint32_t>> inputSlots; ///< (graph input index, slot)
+  std::vector<Operand> outputs;
+  std::vector<Step> steps;
+  /// Error found while planning (e.g. a sparse initializer that is malformed).
+  std::string planError;
+};
+
+struct Frame {
+  const GraphPlan *plan = nullptr;
+  std::vector<RtValue> slots;
+};
+
+namespace {
+
+/// Pops the frame it pushed, however the scope is left.
+class FrameGuard {
+public:
+  FrameGuard(std::vector<Frame *> &stack, Frame *f) : stack_(stack) { stack_.push_back(f); }
+  ~FrameGuard() { stack_.pop_back(); }
+  FrameGuard(const FrameGuard &) = delete;
+  FrameGuard &operator=(const FrameGuard &) = delete;
+
+private:
+  std::vector<Frame *> &stack_;
+};
+
+/// Calls `fn` on every value a subgraph (recursively) reads: node operands
+/// and graph outputs.
+template <typename Fn> void forEachCapturedValue(const Graph &g, Fn &&fn) {
+  for (Node *n : g.nodes()) {
+    for (const Use &u : n->operandUses())
+      if (u.get())
+        fn(u.get());
+    for (Graph *sub : n->subgraphs())
+      forEachCapturedValue(*sub, fn);
+  }
+  for (const GraphOutput &o : g.outputSlots())
+    if (o.use.get())
+      fn(o.use.get());
+}
+
+std::string domainLabel(const std::string &domain) {
+  return domain.empty() ? std::string("ai.onnx") : domain;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Interpreter
+//===----------------------------------------------------------------------===//
+
+Interpreter::Interpreter(const Model &model, const OpRegistry &registry, RunOptions options)
+    : model_(model), registry_(registry), options_(options),
+      deterministicOnly_(options.deterministicOnly) {
+  for (const auto &fn : model_.functions) {
+    if (!fn)
+      continue;
+    std::string dom = fn->domain == "ai.onnx" ? std::string() : fn->domain;
+    functions_.emplace(dom + ":" + fn->name, fn.get());
+    if (fn->body)
+      functionBodies_.emplace(fn->body.get(), fn.get());
+  }
+}
+
+Interpreter::~Interpreter() = default;
+
+void Interpreter::clearPlans() { plans_.clear(); }
+
+int64_t Interpreter::opsetVersionFor(const Node &node) const {
+  const Graph *root = node.graph();
+  while (root && root->parentGraph())
+    root = root->parentGraph();
+  auto it = functionBodies_.find(root);
+  if (it != functionBodies_.end()) {
+    auto norm = [](std::string_view d) { return d == "ai.onnx" ? std::string_view() : d; };
+    for (const OpsetId &o : it->second->opsetImport)
+      if (norm(o.domain) == norm(node.domain()))
+        return o.version;
+  }
+  return model_.opsetVersion(node.domain());
+}
+
+std::string describeNode(const Node &node) {
+  std::string out = "node ";
+  if (!node.name().empty()) {
+    out += "'" + node.name() + "'";
+  } else {
+    size_t index = 0;
+    if (node.graph())
+      for (Node *n : node.graph()->nodes()) {
+        if (n == &node)
+          break;
+        ++index;
+      }
+    out += "#" + std::to_string(index);
+  }
+  out += " (" + node.opType() + ")";
+  std::vector<std::string> path;
+  for (const Graph *g = node.graph(); g && g->parentNode(); g = g->parentGraph()) {
+    const Node *parent = g->parentNode();
+    std::string attrName = "?";
+    for (const Attribute &a : parent->attributes())
+      for (Graph *sub : a.subgraphs())
+        if (sub == g)
+          attrName = a.name;
+    std::string pname = parent->name().empty() ? std::string("<unnamed>") : parent->name();
+    path.push_back(pname + "(" + parent->opType() + ")." + attrName);
+  }
+  if (!path.empty()) {
+    out += " in subgraph ";
+    for (size_t i = path.size(); i-- > 0;) {
+      out += path[i];
+      if (i)
+        out += " > ";
+    }
+  }
+  return out;
+}
+
+Status Interpreter::nodeError(const Node &node, const Status &inner) {
+  if (errorHasPath_)
+    return inner;
+  errorHasPath_ = true;
+  return Status::error(describeNode(node) + ": " + inner.message());
+}
+
+const GraphPlan &Interpreter::planFor(const Graph &graph) {
+  auto it = plans_.find(&graph);
+  if (it != plans_.end())
+    return *it->second;
+  auto plan = std::make_unique<GraphPlan>();
+  GraphPlan &p = *plan;
+  p.graph = &graph;
+
+  // Slots: graph inputs (an initializer default may be overridden), then
+  // node results. Pure initializers are constants of the plan.
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    Value *in = graph.input(i);
+    if (!in || p.slotOf.count(in))
+      continue;
+    p.slotOf.emplace(in, p.numSlots);
+    p.inputSlots.emplace_back(i, p.numSlots++);
+  }
+  for (Value *init : graph.initializers()) {
+    if (!init || p.slotOf.count(init) || p.constantOf.count(init))
+      continue;
+    if (!init->initializer() || !init->initializer()->isConsistent()) {
+      p.planError = "initializer '" + init->name() + "' has no data or a data size that does not match its shape";
+      continue;
+    }
+    p.constants.push_back(RtValue::fromTensor(init->initializer()));
+    p.constantOf.emplace(init, &p.constants.back());
+  }
+  for (Value *sp : graph.sparseInitializers()) {
+    if (!sp || p.slotOf.count(sp) || p.constantOf.count(sp) || !sp->sparseInitializer())
+      continue;
+    TensorPtr dense;
+    Status s = densifySparse(*sp->sparseInitializer(), dense);
+    if (!s.ok()) {
+      p.planError = "sparse initializer '" + sp->name() + "': " + s.message();
+      continue;
+    }
+    p.constants.push_back(RtValue::fromTensor(dense));
+    p.constantOf.emplace(sp, &p.constants.back());
+  }
+  for (Node *n : graph.nodes())
+    for (size_t r = 0; r < n->numResults(); ++r)
+      if (Value *v = n->result(r))
+        p.slotOf.emplace(v, p.numSlots++);
+
+  auto resolve = [&](const Value *v) {
+    Operand op;
+    if (!v)
+      return op;
+    op.value = v;
+    if (v->graph() == &graph) {
+      if (auto s = p.slotOf.find(v); s != p.slotOf.end()) {
+        op.kind = Operand::Kind::Local;
+        op.slot = s->second;
+        return op;
+      }
+      if (auto c = p.constantOf.find(v); c != p.constantOf.end()) {
+        op.kind = Operand::Kind::Constant;
+        op.constant = c->second;
+        return op;
+      }
+    }
+    op.kind = Operand::Kind::Outer;
+    return op;
+  };
+
+  std::vector<int64_t> lastUse(p.numSlots, -1);
+  std::vector<bool> pinned(p.numSlots, false);
+  auto noteUse = [&](const Value *v, int64_t step) {
+    if (!v || v->graph() != &graph)
+      return;
+    auto s = p.slotOf.find(v);
+    if (s != p.slotOf.end())
+      lastUse[s->second] = std::max(lastUse[s->second], step);
+  };
+
+  int64_t index = 0;
+  for (Node *n : graph.nodes()) {
+    Step st;
+    st.node = n;
+    st.opset = opsetVersionFor(*n);
+    st.kernel = registry_.find(n->domain(), n->opType(), st.opset);
+    if (!st.kernel) {
+      std::string dom = n->domain() == "ai.onnx" ? std::string() : n->domain();
+      if (auto f = functions_.find(dom + ":" + n->opType()); f != functions_.end())
+        st.function = f->second;
+    }
+    for (const Use &u : n->operandUses()) {
+      st.operands.push_back(resolve(u.get()));
+      noteUse(u.get(), index);
+    }
+    for (Graph *sub : n->subgraphs())
+      forEachCapturedValue(*sub, [&](const Value *v) { noteUse(v, index); });
+    for (size_t r = 0; r < n->numResults(); ++r) {
+      Value *v = n->result(r);
+      st.results.push_back(v ? static_cast<int64_t>(p.slotOf.at(v)) : -1);
+    }
+    p.steps.push_back(std::move(st));
+    ++index;
+  }
+  for (const GraphOutput &o : graph.outputSlots()) {
+    p.outputs.push_back(resolve(o.use.get()));
+    if (p.outputs.back().kind == Operand::Kind::Local)
+      pinned[p.outputs.back().slot] = true;
+  }
+  // Release each slot after its last use; a result nobody reads is released
+  // right after the step that made it.
+  for (size_t i = 0; i < p.steps.size(); ++i)
+    for (int64_t slot : p.steps[i].results)
+      if (slot >= 0 && lastUse[slot] < 0)
+        lastUse[slot] = static_cast<int64_t>(i);
+  for (uint32_t slot = 0; slot < p.numSlots; ++slot)
+    if (!pinned[slot] && lastUse[slot] >= 0)
+      p.steps[lastUse[slot]].release.push_back(slot);
+
+  const GraphPlan &ref = *plan;
+  plans_.emplace(&graph, std::move(plan));
+  return ref;
+}
+
+const RtValue *Interpreter::lookupOuter(const Value *v) const {
+  const Graph *g = v->graph();
+  for (size_t i = frames_.size(); i-- > 0;) {
+    const Frame *f = frames_[i];
+    if (f->plan->graph != g)
+      continue;
+    if (auto s = f->plan->slotOf.find(v); s != f->plan->slotOf.end()) {
+      const RtValue &val = f->slots[s->second];
+      return val.kind == RtValue::Kind::None ? nullptr : &val;
+    }
+    if (auto c = f->plan->constantOf.find(v); c != f->plan->constantOf.end())
+      return c->second;
+    return nullptr;
+  }
+  // Not running: an initializer of an enclosing graph is still readable.
+  return nullptr;
+}
+
+Status Interpreter::callKernel(const Node &node, const KernelDef *kernel, int64_t opset,
+                               std::vector<const RtValue *> inputs, std::vector<RtValue> &outputs,
+                               bool deterministicOnly) {
+  if (!kernel) {
+    std::string msg = "unsupported op " + domainLabel(node.domain()) + "." + node.opType() +
+                      " version " + std::to_string(opset);
+    if (opset < 0)
+      msg += " (the model imports no opset for domain '" + node.domain() + "')";
+    else if (registry_.knows(node.domain(), node.opType()))
+      msg += " (kernels exist for other versions)";
+    return Status::error(msg);
+  }
+  if (deterministicOnly && !kernel->deterministic)
+    return Status::error("non-deterministic op not run (deterministic kernels only)");
+  KernelContext ctx(node, opset, std::move(inputs), this);
+  Status s;
+  try {
+    s = kernel->fn(ctx);
+  } catch (const std::bad_alloc &) {
+    return Status::error("out of memory");
+  } catch (const std::exception &e) {
+    return Status::error(std::string("kernel failed: ") + e.what());
+  }
+  if (!s.ok())
+    return s;
+  std::vector<RtValue> &outs = ctx.outputs();
+  for (size_t i = 0; i < node.numResults(); ++i) {
+    if (!node.result(i))
+      continue;
+    const RtValue &v = outs[i];
+    if (v.kind == RtValue::Kind::None || (v.kind == RtValue::Kind::Tensor && !v.tensor))
+      return Status::error("kernel did not set output " + std::to_string(i) + " (" +
+                           valueLabel(node.result(i)) + ")");
+    if (v.kind == RtValue::Kind::Tensor && v.tensor->byteSize() > options_.memoryLimitBytes)
+      return Status::error("output " + std::to_string(i) + " of " +
+                           std::to_string(v.tensor->byteSize()) +
+                           " bytes exceeds the memory limit");
+  }
+  outputs = std::move(outs);
+  return Status::success();
+}
+
+Status Interpreter::callFunction(const Node &node, const Function &fn,
+                                 const std::vector<const RtValue *> &inputs,
+                                 std::vector<RtValue> &outputs) {
+  if (!fn.body)
+    return Status::error("function " + domainLabel(fn.domain) + "." + fn.name + " has no body");
+  bool refersToAttributes = false;
+  fn.body->walk([&](Node *n) {
+    for (const Attribute &a : n->attributes())
+      if (!a.refAttrName.empty())
+        refersToAttributes = true;
+  });
+  if (refersToAttributes)
+    return Status::error("unsupported op " + domainLabel(node.domain()) + "." + node.opType() +
+                         ": function bodies that refer to the caller's attributes are not supported");
+  std::vector<RtValue> in(fn.body->inputs().size());
+  for (size_t i = 0; i < in.size() && i < inputs.size(); ++i)
+    if (inputs[i])
+      in[i] = *inputs[i];
+  std::vector<RtValue> out;
+  Status s = execute(planFor(*fn.body), in, out);
+  if (!s.ok()) {
+    errorHasPath_ = true;
+    return Status::error(describeNode(node) + " (function body): " + s.message());
+  }
+  outputs.assign(node.numResults(), RtValue());
+  for (size_t i = 0; i < node.numResults() && i < out.size(); ++i)
+    outputs[i] = std::move(out[i]);
+  for (size_t i = 0; i < node.numResults(); ++i)
+    if (node.result(i) && outputs[i].kind == RtValue::Kind::None)
+      return Status::error("function body did not produce output " + std::to_string(i));
+  return Status::success();
+}
+
+Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &frame) {
+  const Step &st = plan.steps[stepIndex];
+  const Node &node = *st.node;
+  std::vector<const RtValue *> inputs(st.operands.size(), nullptr);
+  for (size_t i = 0; i < st.operands.size(); ++i) {
+    const Operand &op = st.operands[i];
+    switch (op.kind) {
+    case Operand::Kind::Omitted:
+      break;
+    case Operand::Kind::Constant:
+      inputs[i] = op.constant;
+      break;
+    case Operand::Kind::Local:
+      if (frame.slots[op.slot].kind == RtValue::Kind::None)
+        return nodeError(node, Status::error("input " + std::to_string(i) + " (" +
+                                             valueLabel(op.value) +
+                                             ") is used before it is computed"));
+      inputs[i] = &frame.slots[op.slot];
+      break;
+    case Operand::Kind::Outer:
+      inputs[i] = lookupOuter(op.value);
+      if (!inputs[i])
+        return nodeError(node, Status::error("input " + std::to_string(i) + " (" +
+                                             valueLabel(op.value) +
+                                             ") is not available in this scope"));
+      break;
+    }
+  }
+  std::vector<RtValue> outputs;
+  errorHasPath_ = false;
+  auto start = options_.profile ? std::chrono::steady_clock::now()
+                                : std::chrono::steady_clock::time_point();
+  Status s = st.function && !st.kernel ? callFunction(node, *st.function, inputs, outputs)
+                                       : callKernel(node, st.kernel, st.opset, std::move(inputs),
+                                                    outputs, deterministicOnly_);
+  if (options_.profile) {
+    std::string key = node.isDefaultDomain() ? node.opType() : node.domain() + "." + node.opType();
+    OpProfile &p = profile_[key];
+    ++p.calls;
+    p.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  if (!s.ok())
+    return nodeError(node, s);
+  for (size_t r = 0; r < st.results.size() && r < outputs.size(); ++r)
+    if (st.results[r] >= 0)
+      frame.slots[st.results[r]] = std::move(outputs[r]);
+  for (uint32_t slot : st.release)
+    frame.slots[slot] = RtValue();
+  return Status::success();
+}
+
+Status Interpreter::execute(const GraphPlan &plan, const std::vector<RtValue> &inputs,
+                            std::vector<RtValue> &outputs) {
+  if (!plan.planError.empty())
+    return Status::error("graph '" + plan.graph->name + "': " + plan.planError);
+  Frame frame;
+  frame.plan = &plan;
+  frame.slots.resize(plan.numSlots);
+  const Graph &graph = *plan.graph;
+  for (auto [i, slotIndex] : plan.inputSlots) {
+    RtValue &slot = frame.slots[slotIndex];
+    if (i < inputs.size() && inputs[i].kind != RtValue::Kind::None)
+      slot = inputs[i];
+    else if (const TensorPtr &init = graph.input(i)->initializer()) {
+      if (!init->isConsistent())
+        return Status::error("initializer '" + graph.input(i)->name() +
+                             "' has a data size that does not match its shape");
+      slot = RtValue::fromTensor(init);
+    }
+  }
+  FrameGuard guard(frames_, &frame);
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    ONNXSLIM_RETURN_IF_ERROR(runStep(plan, i, frame));
+  outputs.clear();
+  outputs.reserve(plan.outputs.size());
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    const Operand &op = plan.outputs[i];
+    const RtValue *v = nullptr;
+    switch (op.kind) {
+    case Operand::Kind::Omitted:
+      break;
+    case Operand::Kind::Constant:
+      v = op.constant;
+      break;
+    case Operand::Kind::Local:
+      v = frame.slots[op.slot].kind == RtValue::Kind::None ? nullptr : &frame.slots[op.slot];
+      break;
+    case Operand::Kind::Outer:
+      v = lookupOuter(op.value);
+      break;
+    }
+    if (!v) {
+      errorHasPath_ = true;
+      std::string where = graph.parentNode() ? describeNode(*graph.parentNode()) + ": subgraph '" +
+                                                   graph.name + "'"
+                                             : "graph '" + graph.name + "'";
+      return Status::error(where + ": output " + std::to_string(i) + " (" +
+                           valueLabel(op.value) + ") was not computed");
+    }
+    outputs.push_back(*v);
+  }
+  return Status::success();
+}
+
+Status Interpreter::checkInputs(const Graph &graph, const std::vector<RtValue> &inputs) const {
+  if (inputs.size() > graph.inputs().size())
+    return Status::error("graph '" + graph.name + "' has " + std::to_string(graph.inputs().size()) +
+                         " inputs but " + std::to_string(inputs.size()) + " were given");
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    const Value *in = graph.input(i);
+    const RtValue *given = i < inputs.size() ? &inputs[i] : nullptr;
+    std::string label = "graph input " + std::to_string(i) + " ('" + in->name() + "')";
+    if (!given || given->kind == RtValue::Kind::None) {
+      if (!in->initializer())
+        return Status::error(label + " is missing");
+      continue;
+    }
+    const std::optional<Type> &ty = in->type();
+    if (!ty)
+      continue;
+    if (ty->kind() == Type::Kind::Tensor) {
+      if (given->kind != RtValue::Kind::Tensor || !given->tensor)
+        return Status::error(label + " must be a tensor");
+      const Tensor &t = *given->tensor;
+      if (ty->hasElemType && ty->elemType() != DataType::Undefined && ty->elemType() != t.dtype())
+        return Status::error(label + " has element type " + dataTypeName(t.dtype()) +
+                             " but the graph declares " + dataTypeName(ty->elemType()));
+      if (ty->shape() && options_.checkInputShapes) {
+        const Shape &shape = *ty->shape();
+        if (static_cast<int64_t>(shape.size()) != t.rank())
+          return Status::error(label + " has rank " + std::to_string(t.rank()) +
+                               " but the graph declares rank " + std::to_string(shape.size()));
+        for (size_t d = 0; d < shape.size(); ++d)
+          if (shape[d].isValue() && shape[d].getValue() != t.dims()[d])
+            return Status::error(label + " has dim " + std::to_string(d) + " = " +
+                                 std::to_string(t.dims()[d]) + " but the graph declares " +
+                                 std::to_string(shape[d].getValue()));
+      }
+      if (!t.isConsistent())
+        return Status::error(label + " has a data size that does not match its shape");
+    } else if (ty->kind() == Type::Kind::Sequence && given->kind != RtValue::Kind::Sequence) {
+      return Status::error(label + " must be a sequence");
+    } else if (ty->kind() == Type::Kind::Optional && given->kind != RtValue::Kind::Optional &&
+               given->kind != RtValue::Kind::Tensor && given->kind != RtValue::Kind::Sequence) {
+      return Status::error(label + " must be an optional");
+    }
+  }
+  return Status::success();
+}
+
+Status Interpreter::run(const Graph &graph, const std::vector<RtValue> &inputs,
+                        std::vector<RtValue> &outputs) {
+  errorHasPath_ = false;
+  ONNXSLIM_RETURN_IF_ERROR(checkInputs(graph, inputs));
+  return execute(planFor(graph), inputs, outputs);
+}
+
+Status Interpreter::runSubgraph(const Graph &body, const std::vector<RtValue> &inputs,
+                                std::vector<RtValue> &outputs) {
+  if (inputs.size() > body.inputs().size())
+    return Status::error("subgraph '" + body.name + "' has " + std::to_string(body.inputs().size()) +
+                         " inputs but " + std::to_string(inputs.size()) + " were given");
+  return execute(planFor(body), inputs, outputs);
+}
+
+Status Interpreter::runNode(const Node &node, const std::vector<const RtValue *> &inputs,
+                            std::vector<RtValue> &outputs, bool deterministicOnly) {
+  errorHasPath_ = false;
+  struct Restore {
+    bool &flag;
+    bool saved;
+    ~Restore() { flag = saved; }
+  } restore{deterministicOnly_, deterministicOnly_};
+  deterministicOnly_ = deterministicOnly || options_.deterministicOnly;
+  int64_t opset = opsetVersionFor(node);
+  const KernelDef *kernel = registry_.find(node.domain(), node.opType(), opset);
+  Status s;
+  if (!kernel) {
+    std::string dom = node.domain() == "ai.onnx" ? std::string() : node.domain();
+    if (auto f = functions_.find(dom + ":" + node.opType()); f != functions_.end()) {
+      if (deterministicOnly)
+        s = Status::error("function calls are not folded");
+      else
+        s = callFunction(node, *f->second, inputs, outputs);
+      return s.ok() ? s : nodeError(node, s);
+    }
+  }
+  s = callKernel(node, kernel, opset, inputs, outputs, deterministicOnly_);
+  return s.ok() ? s : nodeError(node, s);
+}
+
+} // namespace onnxslim::rt

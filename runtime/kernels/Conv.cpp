@@ -1,0 +1,607 @@
+//===- runtime/kernels/Conv.cpp - Conv, ConvTranspose, Col2Im -------------===//
+//
+// Convolutions over 1-D, 2-D and 3-D inputs (geometry padded to 3-D):
+//
+//  - Conv: groups, dilations, strides, pads, auto_pad. A 1x1 kernel with unit
+//    strides and no padding is one GEMM per (image, group) straight on X.
+//    Single-channel groups (depthwise, with a channel multiplier up to 4)
+//    run a direct loop: one multiTapRow call (vectorized, run-time ISA
+//    dispatch) per output row, scalar code for the padded edges. Everything
+//    else is im2col + GEMM, the column matrix written directly in the GEMM
+//    engine's packed-B panel layout (no second copy) for a few output rows at
+//    a time, so that it stays a few MB. The bias is added after the product,
+//    as ONNX Runtime does, so roundings follow the same sequence.
+//  - ConvTranspose: output_padding, output_shape, groups, dilations,
+//    auto_pad; col = W^T * X by GEMM, then scattered into Y (col2im), also in
+//    bounded chunks.
+//  - Col2Im (opset 18): the col2im scatter on its own.
+//
+// Float16/bfloat16 compute in float, double in double. Shapes and attributes
+// are validated (channel counts, kernel vs padded input, pads, strides) and
+// reported as errors before any loop runs.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Gemm.h"
+#include "runtime/Kernel.h"
+#include "runtime/kernels/Dispatch.h"
+#include "runtime/kernels/NNCommon.h"
+
+#include <xsimd/xsimd.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+namespace onnxslim::rt {
+namespace nn {
+namespace {
+
+/// Elements of the im2col/col2im buffer built at a time (a few MB).
+constexpr int64_t kColumnBudget = int64_t{1} << 20;
+
+inline int64_t ceilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+/// The output positions [lo, hi) of a row for which input index
+/// pos * stride + offset lies in [0, extent).
+inline void validRange(int64_t offset, int64_t stride, int64_t extent, int64_t count, int64_t &lo,
+                       int64_t &hi) {
+  lo = offset >= 0 ? 0 : ceilDiv(-offset, stride);
+  hi = extent - offset <= 0 ? 0 : ceilDiv(extent - offset, stride);
+  lo = std::min(lo, count);
+  hi = std::clamp(hi, lo, count);
+}
+
+/// A per-thread scratch buffer of at least n elements (contents undefined),
+/// reused across calls so that big column matrices are not reallocated,
+/// zeroed and page-faulted for every convolution.
+template <typename C, int Slot = 0> C *scratch(int64_t n) {
+  // 64-byte aligned: the GEMM micro-kernels load packed panels with aligned loads.
+  thread_local std::vector<C, xsimd::aligned_allocator<C, 64>> buffer;
+  if (static_cast<int64_t>(buffer.size()) < n)
+    buffer.resize(static_cast<size_t>(n));
+  return buffer.data();
+}
+
+/// y[i] += b.
+template <typename C> void addScalar(C b, C *y, int64_t n) {
+  using B = xsimd::batch<C>;
+  constexpr int64_t W = static_cast<int64_t>(B::size);
+  B bv(b);
+  int64_t i = 0;
+  for (; i + W <= n; i += W)
+    (B::load_unaligned(y + i) + bv).store_unaligned(y + i);
+  for (; i < n; ++i)
+    y[i] += b;
+}
+
+/// Builds the column matrix of `channels` image planes for grid rows
+/// [r0, r0+nRows) (row (c, kz, ky, kx), column = grid position - r0 * width)
+/// straight in the GEMM engine's packed-B layout of `panelWidth`-column
+/// panels (see gemmPanelWidth), so that the product reads it without another
+/// copy. Columns past the end are zero.
+template <typename C>
+void im2colPacked(const C *img, int64_t channels, const Window::Dims3 &g, int64_t r0,
+                  int64_t nRows, int64_t panelWidth, C *dst) {
+  const int64_t ow = g.out[2], cols = nRows * ow;
+  const int64_t inS = g.in[0] * g.in[1] * g.in[2];
+  const int64_t K = channels * g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t panelStride = K * panelWidth;
+  C *row = scratch<C, 1>(ow);
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t kz = 0; kz < g.kernel[0]; ++kz)
+      for (int64_t ky = 0; ky < g.kernel[1]; ++ky)
+        for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
+          int64_t kk = ((c * g.kernel[0] + kz) * g.kernel[1] + ky) * g.kernel[2] + kx;
+          C *base = dst + kk * panelWidth;
+          int64_t off = kx * g.dilations[2] - g.padBegin[2];
+          int64_t lo, hi;
+          validRange(off, g.strides[2], g.in[2], ow, lo, hi);
+          for (int64_t r = r0; r < r0 + nRows; ++r) {
+            int64_t oz = r / g.out[1], oy = r % g.out[1];
+            int64_t iz = oz * g.strides[0] + kz * g.dilations[0] - g.padBegin[0];
+            int64_t iy = oy * g.strides[1] + ky * g.dilations[1] - g.padBegin[1];
+            if (iz < 0 || iz >= g.in[0] || iy < 0 || iy >= g.in[1]) {
+              std::fill(row, row + ow, C(0));
+            } else {
+              const C *srow = img + c * inS + (iz * g.in[1] + iy) * g.in[2];
+              std::fill(row, row + lo, C(0));
+              std::fill(row + hi, row + ow, C(0));
+              if (g.strides[2] == 1) {
+                std::memcpy(row + lo, srow + lo + off, sizeof(C) * static_cast<size_t>(hi - lo));
+              } else {
+                for (int64_t ox = lo; ox < hi; ++ox)
+                  row[ox] = srow[ox * g.strides[2] + off];
+              }
+            }
+            // Scatter the row into the panels it spans.
+            int64_t j = (r - r0) * ow;
+            for (int64_t ox = 0; ox < ow;) {
+              int64_t p = j / panelWidth, o = j % panelWidth;
+              int64_t len = std::min(panelWidth - o, ow - ox);
+              std::memcpy(base + p * panelStride + o, row + ox,
+                          sizeof(C) * static_cast<size_t>(len));
+              ox += len;
+              j += len;
+            }
+          }
+        }
+  if (int64_t tail = cols % panelWidth) {
+    C *last = dst + (cols / panelWidth) * panelStride;
+    for (int64_t kk = 0; kk < K; ++kk)
+      std::fill(last + kk * panelWidth + tail, last + (kk + 1) * panelWidth, C(0));
+  }
+}
+
+/// The adjoint of im2col: adds each column entry into the image element it
+/// was read from (entries that fall into the padding are dropped).
+template <typename C>
+void col2imAdd(const C *col, int64_t channels, const Window::Dims3 &g, int64_t r0, int64_t nRows,
+               C *img) {
+  const int64_t ow = g.out[2], cols = nRows * ow;
+  const int64_t inS = g.in[0] * g.in[1] * g.in[2];
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t kz = 0; kz < g.kernel[0]; ++kz)
+      for (int64_t ky = 0; ky < g.kernel[1]; ++ky)
+        for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
+          const C *src =
+              col + (((c * g.kernel[0] + kz) * g.kernel[1] + ky) * g.kernel[2] + kx) * cols;
+          int64_t off = kx * g.dilations[2] - g.padBegin[2];
+          int64_t lo, hi;
+          validRange(off, g.strides[2], g.in[2], ow, lo, hi);
+          for (int64_t r = r0; r < r0 + nRows; ++r) {
+            int64_t oz = r / g.out[1], oy = r % g.out[1];
+            int64_t iz = oz * g.strides[0] + kz * g.dilations[0] - g.padBegin[0];
+            int64_t iy = oy * g.strides[1] + ky * g.dilations[1] - g.padBegin[1];
+            if (iz < 0 || iz >= g.in[0] || iy < 0 || iy >= g.in[1])
+              continue;
+            const C *srow = src + (r - r0) * ow;
+            C *drow = img + c * inS + (iz * g.in[1] + iy) * g.in[2];
+            if (g.strides[2] == 1) {
+              for (int64_t ox = lo; ox < hi; ++ox)
+                drow[ox + off] += srow[ox];
+            } else {
+              for (int64_t ox = lo; ox < hi; ++ox)
+                drow[ox * g.strides[2] + off] += srow[ox];
+            }
+          }
+        }
+}
+
+/// Grid rows per chunk so that rows x (chunk rows x width) stays in budget.
+int64_t chunkRows(int64_t matrixRows, int64_t width, int64_t gridRows) {
+  int64_t perRow = std::max<int64_t>(1, matrixRows * width);
+  return std::clamp<int64_t>(kColumnBudget / perRow, 1, std::max<int64_t>(gridRows, 1));
+}
+
+/// Direct convolution for groups of one input channel (depthwise). Each
+/// output row is one multiTapRow call over the taps whose input row exists
+/// (strided taps are first gathered into contiguous rows); the few outputs
+/// at the left/right edges, where some taps fall into the padding, are
+/// summed in scalar code in the same tap order.
+template <typename C>
+void depthwiseConv(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin, int64_t M,
+                   int64_t group, const Window::Dims3 &g) {
+  const int64_t Mg = M / group;
+  const int64_t inS = g.in[0] * g.in[1] * g.in[2], outS = g.out[0] * g.out[1] * g.out[2];
+  const int64_t kS = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t ow = g.out[2], sx = g.strides[2];
+  std::vector<int64_t> los(static_cast<size_t>(g.kernel[2])), his(los.size()), offs(los.size());
+  for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
+    offs[kx] = kx * g.dilations[2] - g.padBegin[2];
+    validRange(offs[kx], sx, g.in[2], ow, los[kx], his[kx]);
+  }
+  std::vector<const C *> rowOf(static_cast<size_t>(kS)), ptrs(rowOf.size());
+  std::vector<int64_t> tapLo(rowOf.size()), tapHi(rowOf.size()), tapOff(rowOf.size());
+  std::vector<C> wts(rowOf.size());
+  C *gathered = sx == 1 ? nullptr : scratch<C, 2>(kS * ow);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m) {
+      const C *xin = x + (n * Cin + m / Mg) * inS;
+      const C *wk = w + m * kS;
+      C *yo = y + (n * M + m) * outS;
+      C b = bias ? bias[m] : C(0);
+      for (int64_t oz = 0; oz < g.out[0]; ++oz)
+        for (int64_t oy = 0; oy < g.out[1]; ++oy) {
+          C *yrow = yo + (oz * g.out[1] + oy) * ow;
+          int64_t taps = 0, L = 0, H = ow;
+          for (int64_t kz = 0; kz < g.kernel[0]; ++kz) {
+            int64_t iz = oz * g.strides[0] + kz * g.dilations[0] - g.padBegin[0];
+            if (iz < 0 || iz >= g.in[0])
+              continue;
+            for (int64_t ky = 0; ky < g.kernel[1]; ++ky) {
+              int64_t iy = oy * g.strides[1] + ky * g.dilations[1] - g.padBegin[1];
+              if (iy < 0 || iy >= g.in[1])
+                continue;
+              const C *srow = xin + (iz * g.in[1] + iy) * g.in[2];
+              for (int64_t kx = 0; kx < g.kernel[2]; ++kx, ++taps) {
+                wts[taps] = wk[(kz * g.kernel[1] + ky) * g.kernel[2] + kx];
+                if (sx == 1) {
+                  // Tap input for output ox is srow[ox + off], valid on [lo, hi).
+                  rowOf[taps] = srow;
+                  tapOff[taps] = offs[kx];
+                  tapLo[taps] = los[kx];
+                  tapHi[taps] = his[kx];
+                } else {
+                  // Gather the strided samples; zeros where they fall outside.
+                  C *dst = gathered + taps * ow;
+                  std::fill(dst, dst + ow, C(0));
+                  for (int64_t ox = los[kx]; ox < his[kx]; ++ox)
+                    dst[ox] = srow[ox * sx + offs[kx]];
+                  rowOf[taps] = dst;
+                  tapOff[taps] = 0;
+                  tapLo[taps] = 0;
+                  tapHi[taps] = ow;
+                }
+                L = std::max(L, tapLo[taps]);
+                H = std::min(H, tapHi[taps]);
+              }
+            }
+          }
+          if (H < L)
+            H = L;
+          if (H > L) {
+            for (int64_t t = 0; t < taps; ++t)
+              ptrs[t] = rowOf[t] + tapOff[t] + L;
+            multiTapRow(H - L, taps, ptrs.data(), wts.data(), b, yrow + L);
+          }
+          auto edge = [&](int64_t ox) {
+            C acc = 0;
+            for (int64_t t = 0; t < taps; ++t)
+              if (ox >= tapLo[t] && ox < tapHi[t])
+                acc += wts[t] * rowOf[t][ox + tapOff[t]];
+            yrow[ox] = acc + b;
+          };
+          for (int64_t ox = 0; ox < L; ++ox)
+            edge(ox);
+          for (int64_t ox = H; ox < ow; ++ox)
+            edge(ox);
+        }
+    }
+}
+
+} // namespace
+
+template <typename C>
+void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin, int64_t M,
+                 int64_t group, const Window &win) {
+  const Window::Dims3 g = win.to3d();
+  const int64_t inS = win.inSize(), outS = win.outSize(), kS = win.kernelSize();
+  const int64_t Cg = Cin / group, Mg = M / group;
+  if (N == 0 || M == 0 || outS == 0)
+    return;
+  bool pointwise = kS == 1;
+  for (size_t i = 0; i < 3; ++i)
+    pointwise = pointwise && g.strides[i] == 1 && g.padBegin[i] == 0 && g.padEnd[i] == 0;
+  if (Cg == 1 && Mg <= 4 && !pointwise) {
+    depthwiseConv(x, w, bias, y, N, Cin, M, group, g);
+    return;
+  }
+  // The bias is added after the product (as ONNX Runtime does), so that the
+  // rounding of every output follows the same sequence of operations.
+  auto addBias = [&] {
+    if (bias)
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t m = 0; m < M; ++m)
+          addScalar(bias[m], y + (n * M + m) * outS, outS);
+  };
+  const int64_t rows = Cg * kS;
+  if (pointwise) {
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t gi = 0; gi < group; ++gi)
+        gemm(false, false, Mg, outS, Cg, C(1), w + gi * Mg * rows, rows,
+             x + (n * Cin + gi * Cg) * inS, inS, C(0), y + (n * M + gi * Mg) * outS, outS);
+    addBias();
+    return;
+  }
+  const int64_t ow = g.out[2], gridRows = g.out[0] * g.out[1];
+  const int64_t step = chunkRows(rows, ow, gridRows);
+  const int64_t width = gemmPanelWidth<C>();
+  C *col = scratch<C>(rows * ((step * ow + width - 1) / width) * width);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const C *xg = x + (n * Cin + gi * Cg) * inS;
+      const C *wg = w + gi * Mg * rows;
+      C *yg = y + (n * M + gi * Mg) * outS;
+      for (int64_t r0 = 0; r0 < gridRows; r0 += step) {
+        int64_t nr = std::min(step, gridRows - r0);
+        im2colPacked(xg, Cg, g, r0, nr, width, col);
+        gemmPackedB(false, Mg, nr * ow, rows, C(1), wg, rows, col, width, C(0), yg + r0 * ow,
+                    outS);
+      }
+    }
+  addBias();
+}
+
+template <typename C>
+void convTransposeForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,
+                          int64_t M, int64_t group, const Window &win) {
+  const Window::Dims3 g = win.to3d();
+  const int64_t imgS = win.inSize(), gridS = win.outSize(), kS = win.kernelSize();
+  const int64_t Cg = Cin / group, Mg = M / group;
+  const int64_t rows = Mg * kS;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      std::fill(y + (n * M + m) * imgS, y + (n * M + m + 1) * imgS, bias ? bias[m] : C(0));
+  if (N == 0 || M == 0 || gridS == 0 || imgS == 0)
+    return;
+  const int64_t ow = g.out[2], gridRows = g.out[0] * g.out[1];
+  const int64_t step = chunkRows(rows, ow, gridRows);
+  C *col = scratch<C>(rows * step * ow);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const C *xg = x + (n * Cin + gi * Cg) * gridS;
+      const C *wg = w + gi * Cg * rows;
+      C *yg = y + (n * M + gi * Mg) * imgS;
+      for (int64_t r0 = 0; r0 < gridRows; r0 += step) {
+        int64_t nr = std::min(step, gridRows - r0);
+        gemm(true, false, rows, nr * ow, Cg, C(1), wg, rows, xg + r0 * ow, gridS, C(0), col,
+             nr * ow);
+        col2imAdd(col, Mg, g, r0, nr, yg);
+      }
+    }
+}
+
+template void convForward<float>(const float *, const float *, const float *, float *, int64_t,
+                                 int64_t, int64_t, int64_t, const Window &);
+template void convForward<double>(const double *, const double *, const double *, double *,
+                                  int64_t, int64_t, int64_t, int64_t, const Window &);
+template void convTransposeForward<float>(const float *, const float *, const float *, float *,
+                                          int64_t, int64_t, int64_t, int64_t, const Window &);
+template void convTransposeForward<double>(const double *, const double *, const double *,
+                                           double *, int64_t, int64_t, int64_t, int64_t,
+                                           const Window &);
+
+} // namespace nn
+
+namespace {
+
+using namespace nn;
+
+/// Checks kernel_shape (when present) against the weight's spatial dims.
+Status checkKernelShape(const KernelContext &ctx, const std::vector<int64_t> &kernel) {
+  std::vector<int64_t> attr = ctx.attrInts("kernel_shape");
+  if (!attr.empty() && attr != kernel)
+    return KernelContext::error("kernel_shape " + shapeString(attr) +
+                                " does not match the weight's spatial dims " +
+                                shapeString(kernel));
+  return Status::success();
+}
+
+/// Reads the optional bias input (index 2) and checks it has `M` elements.
+template <typename T>
+Status readBias(const KernelContext &ctx, int64_t M, FloatInput<T> &bias, bool &hasBias) {
+  ONNXSLIM_RETURN_IF_ERROR(optionalFloatInput(ctx, 2, "bias B", bias, hasBias));
+  if (hasBias && (bias.rank() != 1 || bias.size() != M))
+    return KernelContext::error("bias B has shape " + shapeString(bias.dims()) + ", expected [" +
+                                std::to_string(M) + "]");
+  return Status::success();
+}
+
+template <typename T> Status convTyped(KernelContext &ctx) {
+  FloatInput<T> X, W, B;
+  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
+  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 1, "weight W", W));
+  if (X.rank() < 3)
+    return KernelContext::error("input X must have rank >= 3, got " + shapeString(X.dims()));
+  if (W.rank() != X.rank())
+    return KernelContext::error("weight W " + shapeString(W.dims()) +
+                                " must have the rank of X " + shapeString(X.dims()));
+  int64_t N = X.dims()[0], Cin = X.dims()[1], M = W.dims()[0];
+  int64_t group = ctx.attrInt("group", 1);
+  if (group <= 0)
+    return KernelContext::error("group must be positive, got " + std::to_string(group));
+  if (Cin % group != 0 || W.dims()[1] * group != Cin)
+    return KernelContext::error("channel mismatch: X has " + std::to_string(Cin) +
+                                " channels, W " + shapeString(W.dims()) + " with group " +
+                                std::to_string(group) + " expects " +
+                                std::to_string(W.dims()[1] * group));
+  if (M % group != 0)
+    return KernelContext::error("output channels " + std::to_string(M) +
+                                " are not divisible by group " + std::to_string(group));
+  std::vector<int64_t> kernel(W.dims().begin() + 2, W.dims().end());
+  ONNXSLIM_RETURN_IF_ERROR(checkKernelShape(ctx, kernel));
+  bool hasBias = false;
+  ONNXSLIM_RETURN_IF_ERROR(readBias(ctx, M, B, hasBias));
+  Window win;
+  ONNXSLIM_RETURN_IF_ERROR(computeWindow(
+      ctx, std::vector<int64_t>(X.dims().begin() + 2, X.dims().end()), kernel, {}, win));
+  std::vector<int64_t> outDims = {N, M};
+  outDims.insert(outDims.end(), win.out.begin(), win.out.end());
+  FloatOutput<T> Y;
+  ONNXSLIM_RETURN_IF_ERROR(Y.init(outDims));
+  if (Y.size() > 0)
+    convForward(X.data(), W.data(), hasBias ? B.data() : nullptr, Y.data(), N, Cin, M, group,
+                win);
+  ctx.setOutput(0, Y.finish());
+  return Status::success();
+}
+
+Status convKernel(KernelContext &ctx) {
+  return dispatchFloatOp(ctx, 0, [&](auto tag) { return convTyped<typename decltype(tag)::type>(ctx); });
+}
+
+/// ConvTranspose geometry: output dims and pads from pads / auto_pad /
+/// output_shape / output_padding, as a Window over the output image.
+Status convTransposeWindow(const KernelContext &ctx, const std::vector<int64_t> &inSpatial,
+                           const std::vector<int64_t> &kernel, Window &win) {
+  size_t n = inSpatial.size();
+  if (n == 0 || n > 3)
+    return KernelContext::error("only 1-D, 2-D and 3-D ConvTranspose is supported");
+  auto readList = [&](const char *name, size_t count, int64_t dflt,
+                      std::vector<int64_t> &out) -> Status {
+    out = ctx.attrInts(name);
+    if (out.empty()) {
+      out.assign(count, dflt);
+      return Status::success();
+    }
+    if (out.size() != count)
+      return KernelContext::error(std::string(name) + " has " + std::to_string(out.size()) +
+                                  " entries, expected " + std::to_string(count));
+    return Status::success();
+  };
+  std::vector<int64_t> strides, dilations, pads, outPad;
+  ONNXSLIM_RETURN_IF_ERROR(readList("strides", n, 1, strides));
+  ONNXSLIM_RETURN_IF_ERROR(readList("dilations", n, 1, dilations));
+  ONNXSLIM_RETURN_IF_ERROR(readList("pads", 2 * n, 0, pads));
+  ONNXSLIM_RETURN_IF_ERROR(readList("output_padding", n, 0, outPad));
+  std::vector<int64_t> outShape = ctx.attrInts("output_shape");
+  if (!outShape.empty()) {
+    if (outShape.size() == n + 2)
+      outShape.erase(outShape.begin(), outShape.begin() + 2);
+    if (outShape.size() != n)
+      return KernelContext::error("output_shape has " + std::to_string(outShape.size()) +
+                                  " entries, expected " + std::to_string(n));
+  }
+  std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && !autoPad.empty() && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER")
+    return KernelContext::error("unknown auto_pad value '" + autoPad + "'");
+  win.rank = n;
+  win.kernel = kernel;
+  win.strides = strides;
+  win.dilations = dilations;
+  win.out = inSpatial; // the grid of input positions
+  win.in.assign(n, 0); // the output image
+  win.padBegin.assign(n, 0);
+  win.padEnd.assign(n, 0);
+  const int64_t kLimit = int64_t{1} << 24;
+  for (size_t i = 0; i < n; ++i) {
+    if (kernel[i] <= 0 || strides[i] <= 0 || dilations[i] <= 0 || kernel[i] > kLimit ||
+        strides[i] > kLimit || dilations[i] > kLimit)
+      return KernelContext::error("kernel, strides and dilations must be positive");
+    if (pads[i] < 0 || pads[i + n] < 0 || pads[i] > kLimit || pads[i + n] > kLimit)
+      return KernelContext::error("pads " + shapeString(pads) + " are out of range");
+    if (inSpatial[i] < 0 || inSpatial[i] > (int64_t{1} << 32))
+      return KernelContext::error("input dimension " + std::to_string(inSpatial[i]) +
+                                  " is out of range");
+    if (outPad[i] < 0 || outPad[i] > kLimit)
+      return KernelContext::error("output_padding " + shapeString(outPad) + " is out of range");
+    int64_t effK = (kernel[i] - 1) * dilations[i] + 1;
+    int64_t natural = strides[i] * (inSpatial[i] - 1) + outPad[i] + effK;
+    bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+    if (!outShape.empty() || same) {
+      int64_t target = !outShape.empty() ? outShape[i] : inSpatial[i] * strides[i];
+      if (target < 0 || target > (int64_t{1} << 40))
+        return KernelContext::error("output_shape " + shapeString(outShape) + " is out of range");
+      // A negative total (output_shape beyond the natural size) pads at the
+      // end: halves round toward minus infinity, as in the spec's reference.
+      int64_t total = natural - target;
+      int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
+      if (autoPad == "SAME_UPPER") {
+        win.padBegin[i] = half;
+        win.padEnd[i] = total - half;
+      } else {
+        win.padBegin[i] = total - half;
+        win.padEnd[i] = half;
+      }
+      win.in[i] = target;
+    } else {
+      if (autoPad != "VALID") {
+        win.padBegin[i] = pads[i];
+        win.padEnd[i] = pads[i + n];
+      }
+      win.in[i] = natural - win.padBegin[i] - win.padEnd[i];
+      if (win.in[i] < 0)
+        return KernelContext::error("pads " + shapeString(pads) +
+                                    " are larger than the ConvTranspose output");
+    }
+  }
+  return Status::success();
+}
+
+template <typename T> Status convTransposeTyped(KernelContext &ctx) {
+  FloatInput<T> X, W, B;
+  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
+  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 1, "weight W", W));
+  if (X.rank() < 3)
+    return KernelContext::error("input X must have rank >= 3, got " + shapeString(X.dims()));
+  if (W.rank() != X.rank())
+    return KernelContext::error("weight W " + shapeString(W.dims()) +
+                                " must have the rank of X " + shapeString(X.dims()));
+  int64_t N = X.dims()[0], Cin = X.dims()[1];
+  int64_t group = ctx.attrInt("group", 1);
+  if (group <= 0)
+    return KernelContext::error("group must be positive, got " + std::to_string(group));
+  if (W.dims()[0] != Cin || Cin % group != 0)
+    return KernelContext::error("channel mismatch: X has " + std::to_string(Cin) +
+                                " channels, W " + shapeString(W.dims()) + " with group " +
+                                std::to_string(group));
+  int64_t M = W.dims()[1] * group;
+  std::vector<int64_t> kernel(W.dims().begin() + 2, W.dims().end());
+  ONNXSLIM_RETURN_IF_ERROR(checkKernelShape(ctx, kernel));
+  bool hasBias = false;
+  ONNXSLIM_RETURN_IF_ERROR(readBias(ctx, M, B, hasBias));
+  Window win;
+  ONNXSLIM_RETURN_IF_ERROR(convTransposeWindow(
+      ctx, std::vector<int64_t>(X.dims().begin() + 2, X.dims().end()), kernel, win));
+  std::vector<int64_t> outDims = {N, M};
+  outDims.insert(outDims.end(), win.in.begin(), win.in.end());
+  FloatOutput<T> Y;
+  ONNXSLIM_RETURN_IF_ERROR(Y.init(outDims));
+  if (Y.size() > 0)
+    convTransposeForward(X.data(), W.data(), hasBias ? B.data() : nullptr, Y.data(), N, Cin, M,
+                         group, win);
+  ctx.setOutput(0, Y.finish());
+  return Status::success();
+}
+
+Status convTransposeKernel(KernelContext &ctx) {
+  return dispatchFloatOp(
+      ctx, 0, [&](auto tag) { return convTransposeTyped<typename decltype(tag)::type>(ctx); });
+}
+
+template <typename T> Status col2ImTyped(KernelContext &ctx) {
+  FloatInput<T> X;
+  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input", X));
+  const Tensor *imageT = nullptr, *blockT = nullptr;
+  ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(1, imageT));
+  ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(2, blockT));
+  std::vector<int64_t> image, block;
+  ONNXSLIM_RETURN_IF_ERROR(readAs(*imageT, image));
+  ONNXSLIM_RETURN_IF_ERROR(readAs(*blockT, block));
+  if (X.rank() != 3)
+    return KernelContext::error("input must be [N, C*prod(block_shape), L], got " +
+                                shapeString(X.dims()));
+  if (image.size() != block.size())
+    return KernelContext::error("image_shape and block_shape differ in length");
+  for (int64_t d : image)
+    if (d <= 0)
+      return KernelContext::error("image_shape " + shapeString(image) + " must be positive");
+  Window win;
+  ONNXSLIM_RETURN_IF_ERROR(computeWindow(ctx, image, block, {}, win));
+  int64_t kS = win.kernelSize();
+  if (X.dims()[1] % kS != 0)
+    return KernelContext::error("input dim 1 (" + std::to_string(X.dims()[1]) +
+                                ") is not a multiple of prod(block_shape) = " +
+                                std::to_string(kS));
+  if (X.dims()[2] != win.outSize())
+    return KernelContext::error("input has " + std::to_string(X.dims()[2]) +
+                                " blocks, the geometry gives " + std::to_string(win.outSize()));
+  int64_t N = X.dims()[0], Cc = X.dims()[1] / kS;
+  std::vector<int64_t> outDims = {N, Cc};
+  outDims.insert(outDims.end(), image.begin(), image.end());
+  FloatOutput<T> Y;
+  ONNXSLIM_RETURN_IF_ERROR(Y.init(outDims));
+  Window::Dims3 g = win.to3d();
+  int64_t gridRows = g.out[0] * g.out[1];
+  for (int64_t n = 0; n < N; ++n)
+    col2imAdd(X.data() + n * X.dims()[1] * X.dims()[2], Cc, g, 0, gridRows,
+              Y.data() + n * Cc * win.inSize());
+  ctx.setOutput(0, Y.finish());
+  return Status::success();
+}
+
+Status col2ImKernel(KernelContext &ctx) {
+  return dispatchFloatOp(ctx, 0,
+                         [&](auto tag) { return col2ImTyped<typename decltype(tag)::type>(ctx); });
+}
+
+} // namespace
+
+void registerConvKernels(OpRegistry &registry) {
+  registry.add("Conv", 1, kLatestOpset, convKernel);
+  registry.add("ConvTranspose", 1, kLatestOpset, convTransposeKernel);
+  registry.add("Col2Im", 18, kLatestOpset, col2ImKernel);
+}
+
+} // namespace onnxslim::rt

@@ -1,0 +1,425 @@
+//===- runtime/kernels/ElementwiseUnary.cpp - Unary math and activations --===//
+//
+// Elementwise unary ops: math functions (Abs, Neg, Sign, Reciprocal, Floor,
+// Ceil, Round, Sqrt, Exp, Log, trigonometric and hyperbolic functions, Erf),
+// predicates (IsNaN, IsInf, Not, BitwiseNot) and activation functions (Relu,
+// LeakyRelu, Elu, Selu, Celu, Sigmoid, HardSigmoid, HardSwish, Softplus,
+// Softsign, ThresholdedRelu, Gelu, Mish, Clip, Shrink).
+//
+// Each op is one functor callable on a scalar and on an xsimd batch, so the
+// float and double paths run full batches through xsimd's vectorized math
+// with a scalar tail (simdMap); float16/bfloat16 convert through float in
+// chunks; integer types run a scalar loop with wrapping arithmetic.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/Dispatch.h"
+
+// xsimd 8.1's trigonometric argument reduction (xsimd_rem_pio2.hpp) trips a
+// false -Wmaybe-uninitialized under some optimization settings (sanitizers).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <xsimd/xsimd.hpp>
+#pragma GCC diagnostic pop
+
+#include <cmath>
+
+namespace onnxslim::rt {
+namespace {
+
+template <typename V> inline constexpr bool isScalarV = std::is_arithmetic_v<V>;
+
+template <typename T> inline T sel(bool c, T a, T b) { return c ? a : b; }
+template <typename T, typename A>
+inline xsimd::batch<T, A> sel(const xsimd::batch_bool<T, A> &c, const xsimd::batch<T, A> &a,
+                              const xsimd::batch<T, A> &b) {
+  return xsimd::select(c, a, b);
+}
+
+/// Applies a float functor (scalar + batch) to a float-typed input.
+template <typename Op> Status floatUnary(KernelContext &ctx, const Op &op) {
+  const Tensor *X;
+  ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(0, X));
+  TensorPtr out;
+  auto span = [&](const auto *in, auto *o, int64_t n) {
+    using U = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
+    simdMap<xsimd::batch<U>>(in, o, n, op);
+  };
+  ONNXSLIM_RETURN_IF_ERROR(mapFloatTensor(*X, span, out));
+  ctx.setOutput(0, std::move(out));
+  return Status::success();
+}
+
+/// Applies a functor to a float-typed input (SIMD) or an integer input from
+/// `Types` (scalar loop; the functor is called with the integer type).
+template <typename Types, typename Op> Status numericUnary(KernelContext &ctx, const Op &op) {
+  const Tensor *X;
+  ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(0, X));
+  constexpr bool kHasFloat = []<typename... Ts>(TypeList<Ts...>) {
+    return (isFloatLike<Ts> || ...);
+  }(Types{});
+  if constexpr (kHasFloat)
+    if (typeIn<FloatTypes>(X->dtype()) && typeIn<Types>(X->dtype()))
+      return floatUnary(ctx, op);
+  TensorPtr out;
+  ONNXSLIM_RETURN_IF_ERROR(dispatchType<Types>(X->dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (isIntLike<T>) {
+      ElemView<T> in;
+      ONNXSLIM_RETURN_IF_ERROR(viewElements(*X, in));
+      std::optional<TensorBuilder> b;
+      ONNXSLIM_RETURN_IF_ERROR(
+          allocOutput(X->dtype(), X->dims(), b, TensorBuilder::Fill::Uninitialized));
+      T *o = b->dataAs<T>();
+      for (int64_t i = 0; i < in.size(); ++i)
+        o[i] = op(in[i]);
+      out = b->finish();
+    }
+    return Status::success();
+  }));
+  ctx.setOutput(0, std::move(out));
+  return Status::success();
+}
+
+/// Float input (any float type) -> bool output through a scalar predicate.
+template <typename Pred> Status floatPredicate(KernelContext &ctx, const Pred &pred) {
+  const Tensor *X;
+  ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(0, X));
+  TensorPtr out;
+  ONNXSLIM_RETURN_IF_ERROR(dispatchType<FloatTypes>(X->dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    ComputeView<T> in;
+    ONNXSLIM_RETURN_IF_ERROR(viewCompute(*X, in));
+    std::optional<TensorBuilder> b;
+    ONNXSLIM_RETURN_IF_ERROR(allocOutput(DataType::Bool, X->dims(), b));
+    bool *o = b->dataAs<bool>();
+    for (int64_t i = 0; i < in.size(); ++i)
+      o[i] = pred(in[i]);
+    out = b->finish();
+    return Status::success();
+  }));
+  ctx.setOutput(0, std::move(out));
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Math functors
+//===----------------------------------------------------------------------===//
+
+#define ONNXSLIM_XSIMD_FUNCTOR(Name, fn)                                                          \
+  struct Name {                                                                                    \
+    template <typename V> V operator()(const V &x) const { return xsimd::fn(x); }                  \
+  };
+ONNXSLIM_XSIMD_FUNCTOR(SqrtF, sqrt)
+ONNXSLIM_XSIMD_FUNCTOR(ExpF, exp)
+ONNXSLIM_XSIMD_FUNCTOR(LogF, log)
+ONNXSLIM_XSIMD_FUNCTOR(SinF, sin)
+ONNXSLIM_XSIMD_FUNCTOR(CosF, cos)
+ONNXSLIM_XSIMD_FUNCTOR(TanF, tan)
+ONNXSLIM_XSIMD_FUNCTOR(AsinF, asin)
+ONNXSLIM_XSIMD_FUNCTOR(AcosF, acos)
+ONNXSLIM_XSIMD_FUNCTOR(AtanF, atan)
+ONNXSLIM_XSIMD_FUNCTOR(SinhF, sinh)
+ONNXSLIM_XSIMD_FUNCTOR(CoshF, cosh)
+ONNXSLIM_XSIMD_FUNCTOR(TanhF, tanh)
+ONNXSLIM_XSIMD_FUNCTOR(AsinhF, asinh)
+ONNXSLIM_XSIMD_FUNCTOR(AcoshF, acosh)
+ONNXSLIM_XSIMD_FUNCTOR(AtanhF, atanh)
+ONNXSLIM_XSIMD_FUNCTOR(ErfF, erf)
+ONNXSLIM_XSIMD_FUNCTOR(FloorF, floor)
+ONNXSLIM_XSIMD_FUNCTOR(CeilF, ceil)
+ONNXSLIM_XSIMD_FUNCTOR(RoundF, nearbyint) // half to even in the default rounding mode
+#undef ONNXSLIM_XSIMD_FUNCTOR
+
+struct ReciprocalF {
+  template <typename V> V operator()(const V &x) const { return V(1) / x; }
+};
+struct AbsF {
+  template <typename V> V operator()(const V &x) const {
+    if constexpr (std::is_unsigned_v<V>)
+      return x;
+    else if constexpr (isIntLike<V>)
+      return x < 0 ? wrapNeg(x) : x;
+    else
+      return xsimd::abs(x);
+  }
+};
+struct NegF {
+  template <typename V> V operator()(const V &x) const { return wrapNeg(x); }
+};
+struct SignF {
+  template <typename V> V operator()(const V &x) const {
+    if constexpr (std::is_unsigned_v<V>)
+      return x > 0 ? V(1) : V(0);
+    else if constexpr (isIntLike<V>)
+      return x > 0 ? V(1) : x < 0 ? V(-1) : V(0);
+    else // keeps NaN
+      return sel(x > V(0), V(1), sel(x < V(0), V(-1), sel(x == V(0), V(0), x)));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Activation functors
+//===----------------------------------------------------------------------===//
+
+struct ReluF {
+  template <typename V> V operator()(const V &x) const {
+    if constexpr (isScalarV<V>)
+      return x > V(0) ? x : V(0);
+    else
+      return xsimd::max(x, V(0));
+  }
+};
+struct LeakyReluF {
+  float alpha;
+  template <typename V> V operator()(const V &x) const {
+    return sel(x >= V(0), x, x * V(alpha));
+  }
+};
+struct EluF {
+  float alpha;
+  template <typename V> V operator()(const V &x) const {
+    return sel(x >= V(0), x, V(alpha) * (xsimd::exp(x) - V(1)));
+  }
+};
+struct SeluF {
+  float alpha, gamma;
+  template <typename V> V operator()(const V &x) const {
+    return sel(x > V(0), V(gamma) * x, V(gamma) * (V(alpha) * xsimd::exp(x) - V(alpha)));
+  }
+};
+struct CeluF {
+  float alpha;
+  template <typename V> V operator()(const V &x) const {
+    V neg = V(alpha) * (xsimd::exp(x / V(alpha)) - V(1));
+    return xsimd::max(x, V(0)) + xsimd::min(V(0), neg);
+  }
+};
+struct SigmoidF {
+  template <typename V> V operator()(const V &x) const {
+    return V(1) / (V(1) + xsimd::exp(-x));
+  }
+};
+struct HardSigmoidF {
+  float alpha, beta;
+  template <typename V> V operator()(const V &x) const {
+    return xsimd::max(V(0), xsimd::min(V(1), V(alpha) * x + V(beta)));
+  }
+};
+struct HardSwishF {
+  template <typename V> V operator()(const V &x) const {
+    return x * xsimd::max(V(0), xsimd::min(V(1), x * V(1.0 / 6.0) + V(0.5)));
+  }
+};
+/// log(1 + exp(x)) without overflow.
+struct SoftplusF {
+  template <typename V> V operator()(const V &x) const {
+    V t = xsimd::log1p(xsimd::exp(-xsimd::abs(x)));
+    return xsimd::max(x, V(0)) + t;
+  }
+};
+struct SoftsignF {
+  template <typename V> V operator()(const V &x) const { return x / (V(1) + xsimd::abs(x)); }
+};
+struct ThresholdedReluF {
+  float alpha;
+  template <typename V> V operator()(const V &x) const { return sel(x > V(alpha), x, V(0)); }
+};
+struct GeluF {
+  template <typename V> V operator()(const V &x) const {
+    return V(0.5) * x * (V(1) + xsimd::erf(x * V(M_SQRT1_2)));
+  }
+};
+struct GeluTanhF {
+  template <typename V> V operator()(const V &x) const {
+    V inner = V(0.7978845608028654) * (x + V(0.044715) * x * x * x);
+    return V(0.5) * x * (V(1) + xsimd::tanh(inner));
+  }
+};
+struct MishF {
+  template <typename V> V operator()(const V &x) const {
+    return x * xsimd::tanh(SoftplusF{}(x));
+  }
+};
+/// Clip in the compute type (double bounds cover every integer type here).
+template <typename B> struct ClipF {
+  B lo, hi;
+  template <typename V> V operator()(const V &x) const {
+    if constexpr (isScalarV<V>) {
+      V y = x < static_cast<V>(lo) ? static_cast<V>(lo) : x;
+      return y > static_cast<V>(hi) ? static_cast<V>(hi) : y;
+    } else {
+      return xsimd::min(xsimd::max(x, V(lo)), V(hi));
+    }
+  }
+};
+struct ShrinkF {
+  float lambd, bias;
+  template <typename V> V operator()(const V &x) const {
+    if constexpr (isIntLike<V>) {
+      double d = static_cast<double>(x);
+      double r = d < -lambd ? d + bias : d > lambd ? d - bias : 0.0;
+      return floatToInt<V>(r);
+    } else {
+      return sel(x < V(-lambd), x + V(bias), sel(x > V(lambd), x - V(bias), V(0)));
+    }
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+template <typename Op> Status floatKernel(KernelContext &ctx) { return floatUnary(ctx, Op{}); }
+template <typename Types, typename Op> Status numericKernel(KernelContext &ctx) {
+  return numericUnary<Types>(ctx, Op{});
+}
+
+Status leakyReluKernel(KernelContext &ctx) {
+  return floatUnary(ctx, LeakyReluF{ctx.attrFloat("alpha", 0.01f)});
+}
+Status eluKernel(KernelContext &ctx) { return floatUnary(ctx, EluF{ctx.attrFloat("alpha", 1.0f)}); }
+Status seluKernel(KernelContext &ctx) {
+  return floatUnary(ctx, SeluF{ctx.attrFloat("alpha", 1.67326319217681884765625f),
+                               ctx.attrFloat("gamma", 1.05070102214813232421875f)});
+}
+Status celuKernel(KernelContext &ctx) {
+  float alpha = ctx.attrFloat("alpha", 1.0f);
+  if (alpha == 0)
+    return ctx.error("attribute 'alpha' must not be 0");
+  return floatUnary(ctx, CeluF{alpha});
+}
+Status hardSigmoidKernel(KernelContext &ctx) {
+  return floatUnary(ctx, HardSigmoidF{ctx.attrFloat("alpha", 0.2f), ctx.attrFloat("beta", 0.5f)});
+}
+Status thresholdedReluKernel(KernelContext &ctx) {
+  return floatUnary(ctx, ThresholdedReluF{ctx.attrFloat("alpha", 1.0f)});
+}
+Status geluKernel(KernelContext &ctx) {
+  std::string approx = ctx.attrString("approximate", "none");
+  if (approx == "none")
+    return floatUnary(ctx, GeluF{});
+  if (approx == "tanh")
+    return floatUnary(ctx, GeluTanhF{});
+  return ctx.error("attribute 'approximate' must be 'none' or 'tanh', got '" + approx + "'");
+}
+Status shrinkKernel(KernelContext &ctx) {
+  return numericUnary<NumericTypes>(ctx,
+                                    ShrinkF{ctx.attrFloat("lambd", 0.5f), ctx.attrFloat("bias", 0.0f)});
+}
+
+/// Clip-1/6: bounds are attributes (float types only).
+Status clipAttrKernel(KernelContext &ctx) {
+  float lo = ctx.attrFloat("min", -std::numeric_limits<float>::infinity());
+  float hi = ctx.attrFloat("max", std::numeric_limits<float>::infinity());
+  return floatUnary(ctx, ClipF<float>{lo, hi});
+}
+
+/// Clip-11+: optional scalar inputs min and max of the input's type.
+Status clipKernel(KernelContext &ctx) {
+  const Tensor *X;
+  ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(0, X));
+  return dispatchType<NumericTypes>(X->dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    using B = std::conditional_t<std::is_same_v<C, double> || isIntLike<C>, C, float>;
+    B lo = std::numeric_limits<B>::lowest(), hi = std::numeric_limits<B>::max();
+    if constexpr (std::is_floating_point_v<B>) {
+      lo = -std::numeric_limits<B>::infinity();
+      hi = std::numeric_limits<B>::infinity();
+    }
+    for (size_t i : {size_t{1}, size_t{2}}) {
+      if (!ctx.hasInput(i))
+        continue;
+      const Tensor *bound = ctx.tensor(i);
+      if (!bound || bound->dtype() != X->dtype())
+        return ctx.error("input " + std::to_string(i) + " must be a tensor of " +
+                         dataTypeName(X->dtype()));
+      if (bound->numElements() != 1)
+        return ctx.error("input " + std::to_string(i) + " must be a scalar");
+      ComputeView<T> v;
+      ONNXSLIM_RETURN_IF_ERROR(viewCompute(*bound, v));
+      (i == 1 ? lo : hi) = static_cast<B>(v[0]);
+    }
+    return numericUnary<NumericTypes>(ctx, ClipF<B>{lo, hi});
+  });
+}
+
+Status isNaNKernel(KernelContext &ctx) {
+  return floatPredicate(ctx, [](auto x) { return std::isnan(x); });
+}
+Status isInfKernel(KernelContext &ctx) {
+  bool neg = ctx.attrInt("detect_negative", 1) != 0;
+  bool pos = ctx.attrInt("detect_positive", 1) != 0;
+  return floatPredicate(ctx, [=](auto x) { return std::isinf(x) && (x > 0 ? pos : neg); });
+}
+
+Status notKernel(KernelContext &ctx) {
+  const Tensor *X;
+  ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(0, X));
+  ElemView<bool> in;
+  ONNXSLIM_RETURN_IF_ERROR(viewElements(*X, in));
+  std::optional<TensorBuilder> b;
+  ONNXSLIM_RETURN_IF_ERROR(allocOutput(DataType::Bool, X->dims(), b));
+  bool *o = b->dataAs<bool>();
+  for (int64_t i = 0; i < in.size(); ++i)
+    o[i] = !in[i];
+  ctx.setOutput(0, b->finish());
+  return Status::success();
+}
+
+struct BitNotF {
+  template <typename V> V operator()(const V &x) const { return static_cast<V>(~x); }
+};
+
+} // namespace
+
+void registerElementwiseUnaryKernels(OpRegistry &r) {
+  constexpr int64_t L = kLatestOpset;
+  // Math.
+  r.add("Abs", 1, L, numericKernel<NumericTypes, AbsF>);
+  r.add("Neg", 1, L, numericKernel<SignedNumericTypes, NegF>);
+  r.add("Sign", 9, L, numericKernel<NumericTypes, SignF>);
+  r.add("Reciprocal", 1, L, floatKernel<ReciprocalF>);
+  r.add("Floor", 1, L, floatKernel<FloorF>);
+  r.add("Ceil", 1, L, floatKernel<CeilF>);
+  r.add("Round", 11, L, floatKernel<RoundF>);
+  r.add("Sqrt", 1, L, floatKernel<SqrtF>);
+  r.add("Exp", 1, L, floatKernel<ExpF>);
+  r.add("Log", 1, L, floatKernel<LogF>);
+  r.add("Sin", 7, L, floatKernel<SinF>);
+  r.add("Cos", 7, L, floatKernel<CosF>);
+  r.add("Tan", 7, L, floatKernel<TanF>);
+  r.add("Asin", 7, L, floatKernel<AsinF>);
+  r.add("Acos", 7, L, floatKernel<AcosF>);
+  r.add("Atan", 7, L, floatKernel<AtanF>);
+  r.add("Sinh", 9, L, floatKernel<SinhF>);
+  r.add("Cosh", 9, L, floatKernel<CoshF>);
+  r.add("Tanh", 1, L, floatKernel<TanhF>);
+  r.add("Asinh", 9, L, floatKernel<AsinhF>);
+  r.add("Acosh", 9, L, floatKernel<AcoshF>);
+  r.add("Atanh", 9, L, floatKernel<AtanhF>);
+  r.add("Erf", 9, L, floatKernel<ErfF>);
+  r.add("IsNaN", 9, L, isNaNKernel);
+  r.add("IsInf", 10, L, isInfKernel);
+  r.add("Not", 1, L, notKernel);
+  r.add("BitwiseNot", 18, L, numericKernel<IntTypes, BitNotF>);
+  // Activations.
+  r.add("Relu", 1, L, numericKernel<SignedNumericTypes, ReluF>);
+  r.add("LeakyRelu", 1, L, leakyReluKernel);
+  r.add("Elu", 1, L, eluKernel);
+  r.add("Selu", 1, L, seluKernel);
+  r.add("Celu", 12, L, celuKernel);
+  r.add("Sigmoid", 1, L, floatKernel<SigmoidF>);
+  r.add("HardSigmoid", 1, L, hardSigmoidKernel);
+  r.add("HardSwish", 14, L, floatKernel<HardSwishF>);
+  r.add("Softplus", 1, L, floatKernel<SoftplusF>);
+  r.add("Softsign", 1, L, floatKernel<SoftsignF>);
+  r.add("ThresholdedRelu", 10, L, thresholdedReluKernel);
+  r.add("Gelu", 20, L, geluKernel);
+  r.add("Mish", 18, L, floatKernel<MishF>);
+  r.add("Clip", 1, 10, clipAttrKernel);
+  r.add("Clip", 11, L, clipKernel);
+  r.add("Shrink", 9, L, shrinkKernel);
+}
+
+} // namespace onnxslim::rt

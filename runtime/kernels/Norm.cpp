@@ -1,0 +1,362 @@
+//===- runtime/kernels/Norm.cpp - Normalization kernels -------------------===//
+//
+// BatchNormalization (every version: `spatial` before 9, inference mode and
+// training mode from 14 with running statistics; mixed parameter types at
+// 15), InstanceNormalization, LayerNormalization (17, with the Mean and
+// InvStdDev stash outputs), GroupNormalization (18 per-group and 21
+// per-channel scale/bias) and LRN.
+//
+// Statistics are accumulated in double; the elementwise pass runs in the
+// compute type (float for float16/bfloat16).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Kernel.h"
+#include "runtime/kernels/Dispatch.h"
+#include "runtime/kernels/NNCommon.h"
+
+#include <cmath>
+
+namespace onnxslim::rt {
+namespace {
+
+using namespace nn;
+
+/// Reads a parameter tensor (any float type) as C values, checking its size.
+template <typename C>
+Status readParam(const KernelContext &ctx, size_t index, const char *what, int64_t expected,
+                 std::vector<C> &out) {
+  const Tensor *t = nullptr;
+  ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(index, t));
+  if (!isFloatingPoint(t->dtype()))
+    return KernelContext::error(std::string(what) + " must be a floating-point tensor");
+  Status s = readAs(*t, out);
+  if (!s.ok())
+    return KernelContext::error(std::string(what) + ": " + s.message());
+  if (static_cast<int64_t>(out.size()) != expected)
+    return KernelContext::error(std::string(what) + " has shape " + shapeString(t->dims()) +
+                                ", expected " + std::to_string(expected) + " elements");
+  return Status::success();
+}
+
+/// A tensor of float type `dtype` with `dims` holding `values`.
+template <typename C>
+Status makeFloatTensor(DataType dtype, std::vector<int64_t> dims, const std::vector<C> &values,
+                       TensorPtr &out) {
+  return dispatchType<FloatTypes>(dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    std::optional<TensorBuilder> b;
+    ONNXSLIM_RETURN_IF_ERROR(allocOutput(dtype, std::move(dims), b));
+    T *p = b->dataAs<T>();
+    for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < b->numElements(); ++i)
+      p[i] = convertElem<T>(values[i]);
+    out = b->finish();
+    return Status::success();
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// BatchNormalization
+//===----------------------------------------------------------------------===//
+
+template <typename T> Status batchNormTyped(KernelContext &ctx) {
+  using C = ComputeType<T>;
+  FloatInput<T> X;
+  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
+  if (X.rank() < 2)
+    return KernelContext::error("input X must have rank >= 2, got " + shapeString(X.dims()));
+  int64_t opset = ctx.opsetVersion();
+  bool spatial = opset >= 9 || ctx.attrInt("spatial", 1) != 0;
+  bool training = opset >= 14 && ctx.attrInt("training_mode", 0) != 0;
+  double eps = ctx.attrFloat("epsilon", 1e-5f);
+  double momentum = ctx.attrFloat("momentum", 0.9f);
+  int64_t N = X.dims()[0];
+  // Parameters are per channel (spatial) or per element of X.shape[1:].
+  int64_t P = spatial ? X.dims()[1] : product(X.dims(), 1);
+  int64_t inner = spatial ? product(X.dims(), 2) : 1;
+  std::vector<C> scale, bias, mean, var;
+  ONNXSLIM_RETURN_IF_ERROR(readParam(ctx, 1, "scale", P, scale));
+  ONNXSLIM_RETURN_IF_ERROR(readParam(ctx, 2, "B", P, bias));
+  ONNXSLIM_RETURN_IF_ERROR(readParam(ctx, 3, "input_mean", P, mean));
+  ONNXSLIM_RETURN_IF_ERROR(readParam(ctx, 4, "input_var", P, var));
+  const C *x = X.data();
+  std::vector<C> useMean = mean, useVar = var;
+  if (training) {
+    // Batch statistics (population variance) over N and the spatial dims.
+    int64_t count = N * inner;
+    for (int64_t p = 0; p < P; ++p) {
+      double sum = 0, sq = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        const C *xp = x + (n * P + p) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          sum += xp[i];
+      }
+      double m = count ? sum / static_cast<double>(count) : 0;
+      for (int64_t n = 0; n < N; ++n) {
+        const C *xp = x + (n * P + p) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          sq += (xp[i] - m) * (xp[i] - m);
+      }
+      useMean[p] = static_cast<C>(m);
+      useVar[p] = static_cast<C>(count ? sq / static_cast<double>(count) : 0);
+    }
+  }
+  FloatOutput<T> Y;
+  ONNXSLIM_RETURN_IF_ERROR(Y.init(X.dims()));
+  C *y = Y.data();
+  for (int64_t p = 0; p < P; ++p) {
+    C a = static_cast<C>(scale[p] / std::sqrt(static_cast<double>(useVar[p]) + eps));
+    C b = static_cast<C>(bias[p] - useMean[p] * a);
+    for (int64_t n = 0; n < N; ++n) {
+      const C *xp = x + (n * P + p) * inner;
+      C *yp = y + (n * P + p) * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        yp[i] = xp[i] * a + b;
+    }
+  }
+  ctx.setOutput(0, Y.finish());
+  // Optional outputs: running mean/var (training: updated with momentum;
+  // inference: the inputs), then saved mean/var (versions before 14).
+  DataType statType = ctx.tensor(3)->dtype();
+  std::vector<int64_t> statDims = ctx.tensor(3)->dims();
+  std::vector<C> runMean = mean, runVar = var;
+  if (training)
+    for (int64_t p = 0; p < P; ++p) {
+      runMean[p] = static_cast<C>(mean[p] * momentum + useMean[p] * (1 - momentum));
+      runVar[p] = static_cast<C>(var[p] * momentum + useVar[p] * (1 - momentum));
+    }
+  const std::vector<C> *stats[4] = {&runMean, &runVar, &useMean, &useVar};
+  for (size_t o = 1; o < 5; ++o) {
+    if (!ctx.wantsOutput(o))
+      continue;
+    TensorPtr t;
+    ONNXSLIM_RETURN_IF_ERROR(makeFloatTensor(statType, statDims, *stats[o - 1], t));
+    ctx.setOutput(o, t);
+  }
+  return Status::success();
+}
+
+Status batchNormKernel(KernelContext &ctx) {
+  return dispatchFloatOp(
+      ctx, 0, [&](auto tag) { return batchNormTyped<typename decltype(tag)::type>(ctx); });
+}
+
+//===----------------------------------------------------------------------===//
+// Instance, layer and group normalization
+//===----------------------------------------------------------------------===//
+
+/// Mean and population variance of n values, accumulated in double.
+template <typename C> void meanVar(const C *x, int64_t n, double &mean, double &var) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i)
+    sum += x[i];
+  mean = n ? sum / static_cast<double>(n) : 0;
+  double sq = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double d = x[i] - mean;
+    sq += d * d;
+  }
+  var = n ? sq / static_cast<double>(n) : 0;
+}
+
+template <typename T> Status instanceNormTyped(KernelContext &ctx) {
+  using C = ComputeType<T>;
+  FloatInput<T> X;
+  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
+  if (X.rank() < 3)
+    return KernelContext::error("input X must have rank >= 3, got " + shapeString(X.dims()));
+  int64_t N = X.dims()[0], Cn = X.dims()[1], inner = product(X.dims(), 2);
+  std::vector<C> scale, bias;
+  ONNXSLIM_RETURN_IF_ERROR(readParam(ctx, 1, "scale", Cn, scale));
+  ONNXSLIM_RETURN_IF_ERROR(readParam(ctx, 2, "B", Cn, bias));
+  double eps = ctx.attrFloat("epsilon", 1e-5f);
+  FloatOutput<T> Y;
+  ONNXSLIM_RETURN_IF_ERROR(Y.init(X.dims()));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < Cn; ++c) {
+      const C *xp = X.data() + (n * Cn + c) * inner;
+      C *yp = Y.data() + (n * Cn + c) * inner;
+      double mean, var;
+      meanVar(xp, inner, mean, var);
+      C a = static_cast<C>(scale[c] / std::sqrt(var + eps));
+      C b = static_cast<C>(bias[c] - mean * a);
+      for (int64_t i = 0; i < inner; ++i)
+        yp[i] = xp[i] * a + b;
+    }
+  ctx.setOutput(0, Y.finish());
+  return Status::success();
+}
+
+/// Reads a LayerNormalization parameter that broadcasts to `normDims`,
+/// expanded to one value per normalized element.
+template <typename C>
+Status readBroadcastParam(const Tensor &t, const char *what, const std::vector<int64_t> &normDims,
+                          std::vector<C> &out) {
+  std::vector<C> raw;
+  Status s = readAs(t, raw);
+  if (!s.ok())
+    return KernelContext::error(std::string(what) + ": " + s.message());
+  BroadcastPlan plan;
+  s = plan.initTo({t.dims()}, normDims);
+  if (!s.ok())
+    return KernelContext::error(std::string(what) + ": " + s.message());
+  out.assign(static_cast<size_t>(plan.outSize()), C(0));
+  plan.forEachRun([&](int64_t o, const int64_t *in, int64_t len) {
+    for (int64_t i = 0; i < len; ++i)
+      out[static_cast<size_t>(o + i)] = raw[static_cast<size_t>(in[0] + i * plan.innerStride(0))];
+  });
+  return Status::success();
+}
+
+template <typename T> Status layerNormTyped(KernelContext &ctx) {
+  using C = ComputeType<T>;
+  FloatInput<T> X;
+  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
+  const Tensor *scaleT = nullptr;
+  ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(1, scaleT));
+  int64_t axis = 0;
+  ONNXSLIM_RETURN_IF_ERROR(normalizeAxis(ctx.attrInt("axis", -1), X.rank(), axis));
+  std::vector<int64_t> normDims(X.dims().begin() + axis, X.dims().end());
+  int64_t outer = product(X.dims(), 0, static_cast<size_t>(axis));
+  int64_t D = product(normDims);
+  std::vector<C> scale, bias;
+  ONNXSLIM_RETURN_IF_ERROR(readBroadcastParam(*scaleT, "Scale", normDims, scale));
+  if (const Tensor *b = ctx.tensor(2))
+    ONNXSLIM_RETURN_IF_ERROR(readBroadcastParam(*b, "B", normDims, bias));
+  double eps = ctx.attrFloat("epsilon", 1e-5f);
+  FloatOutput<T> Y;
+  ONNXSLIM_RETURN_IF_ERROR(Y.init(X.dims()));
+  std::vector<double> means(static_cast<size_t>(outer)), invStd(static_cast<size_t>(outer));
+  for (int64_t o = 0; o < outer; ++o) {
+    const C *xp = X.data() + o * D;
+    C *yp = Y.data() + o * D;
+    double mean, var;
+    meanVar(xp, D, mean, var);
+    double inv = 1.0 / std::sqrt(var + eps);
+    means[o] = mean;
+    invStd[o] = inv;
+    C m = static_cast<C>(mean), s = static_cast<C>(inv);
+    for (int64_t i = 0; i < D; ++i) {
+      C v = (xp[i] - m) * s * scale[i];
+      yp[i] = bias.empty() ? v : v + bias[i];
+    }
+  }
+  ctx.setOutput(0, Y.finish());
+  std::vector<int64_t> statDims(X.dims().begin(), X.dims().begin() + axis);
+  statDims.resize(X.dims().size(), 1);
+  auto stash = static_cast<DataType>(ctx.attrInt("stash_type", 1));
+  if (!typeIn<FloatTypes>(stash))
+    stash = DataType::Float;
+  if (ctx.wantsOutput(1)) {
+    TensorPtr t;
+    ONNXSLIM_RETURN_IF_ERROR(makeFloatTensor(stash, statDims, means, t));
+    ctx.setOutput(1, t);
+  }
+  if (ctx.wantsOutput(2)) {
+    TensorPtr t;
+    ONNXSLIM_RETURN_IF_ERROR(makeFloatTensor(stash, statDims, invStd, t));
+    ctx.setOutput(2, t);
+  }
+  return Status::success();
+}
+
+template <typename T> Status groupNormTyped(KernelContext &ctx) {
+  using C = ComputeType<T>;
+  FloatInput<T> X;
+  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
+  if (X.rank() < 2)
+    return KernelContext::error("input X must have rank >= 2, got " + shapeString(X.dims()));
+  int64_t N = X.dims()[0], Cn = X.dims()[1], inner = product(X.dims(), 2);
+  int64_t G = ctx.attrInt("num_groups", 0);
+  if (G <= 0 || Cn % G != 0)
+    return KernelContext::error("num_groups " + std::to_string(G) +
+                                " must be positive and divide the channels " +
+                                std::to_string(Cn));
+  // Opset 18 has per-group scale/bias, opset 21 per-channel ones.
+  int64_t P = ctx.opsetVersion() >= 21 ? Cn : G;
+  std::vector<C> scale, bias;
+  ONNXSLIM_RETURN_IF_ERROR(readParam(ctx, 1, "scale", P, scale));
+  ONNXSLIM_RETURN_IF_ERROR(readParam(ctx, 2, "bias", P, bias));
+  double eps = ctx.attrFloat("epsilon", 1e-5f);
+  FloatOutput<T> Y;
+  ONNXSLIM_RETURN_IF_ERROR(Y.init(X.dims()));
+  int64_t perGroup = Cn / G;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < G; ++g) {
+      const C *xp = X.data() + (n * Cn + g * perGroup) * inner;
+      C *yp = Y.data() + (n * Cn + g * perGroup) * inner;
+      double mean, var;
+      meanVar(xp, perGroup * inner, mean, var);
+      double inv = 1.0 / std::sqrt(var + eps);
+      for (int64_t c = 0; c < perGroup; ++c) {
+        int64_t pi = P == Cn ? g * perGroup + c : g;
+        C a = static_cast<C>(scale[pi] * inv);
+        C b = static_cast<C>(bias[pi] - mean * a);
+        for (int64_t i = 0; i < inner; ++i)
+          yp[c * inner + i] = xp[c * inner + i] * a + b;
+      }
+    }
+  ctx.setOutput(0, Y.finish());
+  return Status::success();
+}
+
+template <typename T> Status lrnTyped(KernelContext &ctx) {
+  using C = ComputeType<T>;
+  FloatInput<T> X;
+  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
+  if (X.rank() < 2)
+    return KernelContext::error("input X must have rank >= 2, got " + shapeString(X.dims()));
+  int64_t size = ctx.attrInt("size", 0);
+  if (size <= 0)
+    return KernelContext::error("size must be a positive integer");
+  double alpha = ctx.attrFloat("alpha", 1e-4f), beta = ctx.attrFloat("beta", 0.75f);
+  double bias = ctx.attrFloat("bias", 1.0f);
+  int64_t N = X.dims()[0], Cn = X.dims()[1], inner = product(X.dims(), 2);
+  int64_t before = (size - 1) / 2, after = size - 1 - before;
+  FloatOutput<T> Y;
+  ONNXSLIM_RETURN_IF_ERROR(Y.init(X.dims()));
+  std::vector<double> sq(static_cast<size_t>(inner));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < Cn; ++c) {
+      std::fill(sq.begin(), sq.end(), 0.0);
+      for (int64_t cc = std::max<int64_t>(0, c - before); cc <= std::min(Cn - 1, c + after); ++cc) {
+        const C *xp = X.data() + (n * Cn + cc) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          sq[i] += static_cast<double>(xp[i]) * xp[i];
+      }
+      const C *xp = X.data() + (n * Cn + c) * inner;
+      C *yp = Y.data() + (n * Cn + c) * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        yp[i] = static_cast<C>(xp[i] / std::pow(bias + alpha / static_cast<double>(size) * sq[i], beta));
+    }
+  ctx.setOutput(0, Y.finish());
+  return Status::success();
+}
+
+Status instanceNormKernel(KernelContext &ctx) {
+  return dispatchFloatOp(
+      ctx, 0, [&](auto tag) { return instanceNormTyped<typename decltype(tag)::type>(ctx); });
+}
+Status layerNormKernel(KernelContext &ctx) {
+  return dispatchFloatOp(
+      ctx, 0, [&](auto tag) { return layerNormTyped<typename decltype(tag)::type>(ctx); });
+}
+Status groupNormKernel(KernelContext &ctx) {
+  return dispatchFloatOp(
+      ctx, 0, [&](auto tag) { return groupNormTyped<typename decltype(tag)::type>(ctx); });
+}
+Status lrnKernel(KernelContext &ctx) {
+  return dispatchFloatOp(ctx, 0,
+                         [&](auto tag) { return lrnTyped<typename decltype(tag)::type>(ctx); });
+}
+
+} // namespace
+
+void registerNormKernels(OpRegistry &registry) {
+  registry.add("BatchNormalization", 1, kLatestOpset, batchNormKernel);
+  registry.add("InstanceNormalization", 1, kLatestOpset, instanceNormKernel);
+  registry.add("LayerNormalization", 17, kLatestOpset, layerNormKernel);
+  registry.add("GroupNormalization", 18, kLatestOpset, groupNormKernel);
+  registry.add("LRN", 1, kLatestOpset, lrnKernel);
+}
+
+} // namespace onnxslim::rt

@@ -1,0 +1,502 @@
+//===- runtime/kernels/Pool.cpp - Pooling kernels -------------------------===//
+//
+// MaxPool (with the Indices output, storage_order, dilations, ceil_mode;
+// int8/uint8 at opset 12), AveragePool (count_include_pad, ceil_mode,
+// dilations at 19; AveragePool-1 excludes padding), LpPool (p as float in
+// version 1, int after), GlobalAveragePool, GlobalMaxPool, GlobalLpPool and
+// MaxUnpool, over 1-D, 2-D and 3-D inputs.
+//
+// For every output position the range of kernel taps that land inside the
+// input is precomputed per spatial dim, so the inner loops never test bounds.
+// With count_include_pad the divisor counts the taps inside the padded
+// extent [-pad_begin, in + pad_end), as ONNX Runtime does.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Kernel.h"
+#include "runtime/kernels/Dispatch.h"
+#include "runtime/kernels/NNCommon.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace onnxslim::rt {
+namespace {
+
+using namespace nn;
+
+/// Per spatial dim and output index: the kernel taps [lo, hi) inside the
+/// input, and the number of taps inside the padded extent.
+struct TapRanges {
+  std::array<std::vector<int64_t>, 3> lo, hi, padded;
+};
+
+TapRanges tapRanges(const Window::Dims3 &g) {
+  TapRanges t;
+  for (size_t i = 0; i < 3; ++i) {
+    size_t n = static_cast<size_t>(g.out[i]);
+    t.lo[i].resize(n);
+    t.hi[i].resize(n);
+    t.padded[i].resize(n);
+    for (int64_t o = 0; o < g.out[i]; ++o) {
+      int64_t base = o * g.strides[i] - g.padBegin[i];
+      int64_t lo = 0, hi = 0, count = 0;
+      for (int64_t k = 0; k < g.kernel[i]; ++k) {
+        int64_t pos = base + k * g.dilations[i];
+        if (pos < 0)
+          lo = k + 1;
+        if (pos < g.in[i])
+          hi = k + 1;
+        if (pos >= -g.padBegin[i] && pos < g.in[i] + g.padEnd[i])
+          ++count;
+      }
+      t.lo[i][o] = std::min(lo, hi);
+      t.hi[i][o] = hi;
+      t.padded[i][o] = count;
+    }
+  }
+  return t;
+}
+
+/// Output positions [lo, hi) along the innermost dim for which input
+/// index ox * stride + offset lies in [0, extent).
+void validRange(int64_t offset, int64_t stride, int64_t extent, int64_t count, int64_t &lo,
+                int64_t &hi) {
+  auto ceilDiv = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
+  lo = offset >= 0 ? 0 : ceilDiv(-offset, stride);
+  hi = extent - offset <= 0 ? 0 : ceilDiv(extent - offset, stride);
+  lo = std::min(lo, count);
+  hi = std::clamp(hi, lo, count);
+}
+
+/// Max or sum pooling computed a whole output row at a time: for every
+/// kernel tap, one tight loop over the output positions it reaches. Each
+/// output still combines its taps in (kz, ky, kx) order, so results equal
+/// the per-output loop's. Max starts from -infinity (floats) and outputs
+/// whose window holds no input get the type's lowest value, as the
+/// per-output loop gives.
+template <typename C, bool IsMax>
+void rowwisePool(const C *x, C *y, int64_t planes, const Window::Dims3 &g, const TapRanges &t) {
+  const int64_t inS = g.in[0] * g.in[1] * g.in[2], outS = g.out[0] * g.out[1] * g.out[2];
+  const int64_t ow = g.out[2], sx = g.strides[2];
+  std::vector<int64_t> los(static_cast<size_t>(g.kernel[2])), his(los.size()), offs(los.size());
+  for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
+    offs[kx] = kx * g.dilations[2] - g.padBegin[2];
+    validRange(offs[kx], sx, g.in[2], ow, los[kx], his[kx]);
+  }
+  const C start = IsMax ? (std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
+                                                                 : std::numeric_limits<C>::lowest())
+                        : C(0);
+  for (int64_t p = 0; p < planes; ++p) {
+    const C *xp = x + p * inS;
+    for (int64_t oz = 0; oz < g.out[0]; ++oz)
+      for (int64_t oy = 0; oy < g.out[1]; ++oy) {
+        C *yrow = y + p * outS + (oz * g.out[1] + oy) * ow;
+        std::fill(yrow, yrow + ow, start);
+        int64_t z0 = oz * g.strides[0] - g.padBegin[0];
+        int64_t y0 = oy * g.strides[1] - g.padBegin[1];
+        for (int64_t kz = t.lo[0][oz]; kz < t.hi[0][oz]; ++kz)
+          for (int64_t ky = t.lo[1][oy]; ky < t.hi[1][oy]; ++ky) {
+            const C *row =
+                xp + ((z0 + kz * g.dilations[0]) * g.in[1] + y0 + ky * g.dilations[1]) * g.in[2];
+            for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
+              const C *src = row + offs[kx];
+              for (int64_t ox = los[kx]; ox < his[kx]; ++ox) {
+                C v = src[ox * sx];
+                if constexpr (IsMax)
+                  yrow[ox] = v > yrow[ox] ? v : yrow[ox];
+                else
+                  yrow[ox] += v;
+              }
+            }
+          }
+        if constexpr (IsMax) {
+          bool emptyRow = t.hi[0][oz] <= t.lo[0][oz] || t.hi[1][oy] <= t.lo[1][oy];
+          for (int64_t ox = 0; ox < ow; ++ox)
+            if (emptyRow || t.hi[2][ox] <= t.lo[2][ox])
+              yrow[ox] = std::numeric_limits<C>::lowest();
+        }
+      }
+  }
+}
+
+/// Reads kernel_shape and computes the pooling window over X's spatial dims.
+Status poolWindow(const KernelContext &ctx, const std::vector<int64_t> &xDims, bool dilations,
+                  Window &win) {
+  if (xDims.size() < 3)
+    return KernelContext::error("input must have rank >= 3, got " + shapeString(xDims));
+  std::vector<int64_t> kernel = ctx.attrInts("kernel_shape");
+  if (kernel.empty())
+    return KernelContext::error("kernel_shape attribute is required");
+  WindowOptions opts;
+  opts.ceilMode = ctx.attrInt("ceil_mode", 0) != 0;
+  opts.allowDilations = dilations;
+  return computeWindow(ctx, std::vector<int64_t>(xDims.begin() + 2, xDims.end()), kernel, opts,
+                       win);
+}
+
+std::vector<int64_t> poolOutDims(const std::vector<int64_t> &xDims, const Window &win) {
+  std::vector<int64_t> out = {xDims[0], xDims[1]};
+  out.insert(out.end(), win.out.begin(), win.out.end());
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// MaxPool
+//===----------------------------------------------------------------------===//
+
+template <typename T> Status maxPoolTyped(KernelContext &ctx) {
+  using C = ComputeType<T>;
+  FloatInput<T> X;
+  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
+  Window win;
+  ONNXSLIM_RETURN_IF_ERROR(poolWindow(ctx, X.dims(), ctx.opsetVersion() >= 10, win));
+  int64_t storageOrder = ctx.attrInt("storage_order", 0);
+  if (storageOrder != 0 && storageOrder != 1)
+    return KernelContext::error("storage_order must be 0 or 1");
+  std::vector<int64_t> outDims = poolOutDims(X.dims(), win);
+  FloatOutput<T> Y;
+  ONNXSLIM_RETURN_IF_ERROR(Y.init(outDims));
+  bool wantIndices = ctx.wantsOutput(1);
+  std::optional<TensorBuilder> I;
+  if (wantIndices)
+    ONNXSLIM_RETURN_IF_ERROR(allocOutput(DataType::Int64, outDims, I));
+  Window::Dims3 g = win.to3d();
+  TapRanges t = tapRanges(g);
+  int64_t planes = X.dims()[0] * X.dims()[1], inS = win.inSize(), outS = win.outSize();
+  // Index strides for the Indices output: row-major, or column-major over
+  // the real spatial dims when storage_order is 1.
+  std::array<int64_t, 3> idxStride = {g.in[1] * g.in[2], g.in[2], 1};
+  if (storageOrder == 1) {
+    size_t lead = 3 - win.rank;
+    int64_t s = 1;
+    for (size_t i = lead; i < 3; ++i) {
+      idxStride[i] = s;
+      s *= g.in[i];
+    }
+  }
+  const C *x = X.data();
+  C *y = Y.data();
+  int64_t *ind = wantIndices ? I->dataAs<int64_t>() : nullptr;
+  const C lowest = std::numeric_limits<C>::lowest();
+  // Without Indices the row-wise loop gives the same maxima faster; the
+  // per-output loop below then has nothing left to do.
+  if (!ind)
+    rowwisePool<C, true>(x, y, planes, g, t);
+  int64_t perOutputPlanes = ind ? planes : 0;
+  for (int64_t p = 0; p < perOutputPlanes; ++p) {
+    const C *xp = x + p * inS;
+    int64_t o = p * outS;
+    for (int64_t oz = 0; oz < g.out[0]; ++oz)
+      for (int64_t oy = 0; oy < g.out[1]; ++oy)
+        for (int64_t ox = 0; ox < g.out[2]; ++ox, ++o) {
+          C best = lowest;
+          int64_t bz = -1, by = -1, bx = -1;
+          int64_t z0 = oz * g.strides[0] - g.padBegin[0];
+          int64_t y0 = oy * g.strides[1] - g.padBegin[1];
+          int64_t x0 = ox * g.strides[2] - g.padBegin[2];
+          for (int64_t kz = t.lo[0][oz]; kz < t.hi[0][oz]; ++kz) {
+            int64_t iz = z0 + kz * g.dilations[0];
+            for (int64_t ky = t.lo[1][oy]; ky < t.hi[1][oy]; ++ky) {
+              int64_t iy = y0 + ky * g.dilations[1];
+              const C *row = xp + (iz * g.in[1] + iy) * g.in[2];
+              for (int64_t kx = t.lo[2][ox]; kx < t.hi[2][ox]; ++kx) {
+                int64_t ix = x0 + kx * g.dilations[2];
+                if (row[ix] > best || bz < 0) {
+                  best = row[ix];
+                  bz = iz;
+                  by = iy;
+                  bx = ix;
+                }
+              }
+            }
+          }
+          y[o] = best;
+          if (ind)
+            ind[o] = bz < 0 ? -1
+                            : p * inS + bz * idxStride[0] + by * idxStride[1] + bx * idxStride[2];
+        }
+  }
+  ctx.setOutput(0, Y.finish());
+  if (wantIndices)
+    ctx.setOutput(1, I->finish());
+  return Status::success();
+}
+
+using MaxPoolTypes = TypeList<float, double, Half, BFloat16, int8_t, uint8_t>;
+
+Status maxPoolKernel(KernelContext &ctx) {
+  const Tensor *x = nullptr;
+  ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(0, x));
+  return dispatchType<MaxPoolTypes>(
+      x->dtype(), [&](auto tag) { return maxPoolTyped<typename decltype(tag)::type>(ctx); });
+}
+
+//===----------------------------------------------------------------------===//
+// AveragePool and LpPool
+//===----------------------------------------------------------------------===//
+
+enum class SumKind { Average, Lp };
+
+/// Reads LpPool's p: a float attribute in version 1, an int after.
+double lpExponent(const KernelContext &ctx) {
+  const Attribute *a = ctx.attr("p");
+  if (a && a->kind == AttrKind::Float)
+    return a->f;
+  if (a && a->kind == AttrKind::Int)
+    return static_cast<double>(a->i);
+  return 2.0;
+}
+
+template <typename T> Status sumPoolTyped(KernelContext &ctx, SumKind kind) {
+  using C = ComputeType<T>;
+  FloatInput<T> X;
+  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
+  bool dilations = kind == SumKind::Average ? ctx.opsetVersion() >= 19 : ctx.opsetVersion() >= 18;
+  Window win;
+  ONNXSLIM_RETURN_IF_ERROR(poolWindow(ctx, X.dims(), dilations, win));
+  bool includePad = kind == SumKind::Average && ctx.attrInt("count_include_pad", 0) != 0;
+  double p = kind == SumKind::Lp ? lpExponent(ctx) : 1.0;
+  FloatOutput<T> Y;
+  ONNXSLIM_RETURN_IF_ERROR(Y.init(poolOutDims(X.dims(), win)));
+  Window::Dims3 g = win.to3d();
+  TapRanges t = tapRanges(g);
+  int64_t planes = X.dims()[0] * X.dims()[1], inS = win.inSize(), outS = win.outSize();
+  const C *x = X.data();
+  C *y = Y.data();
+  if (kind == SumKind::Average) {
+    // Sum row-wise, then divide by each output's tap count.
+    rowwisePool<C, false>(x, y, planes, g, t);
+    for (int64_t pl = 0; pl < planes; ++pl) {
+      C *yp = y + pl * outS;
+      for (int64_t oz = 0, o = 0; oz < g.out[0]; ++oz)
+        for (int64_t oy = 0; oy < g.out[1]; ++oy)
+          for (int64_t ox = 0; ox < g.out[2]; ++ox, ++o) {
+            int64_t count =
+                includePad ? t.padded[0][oz] * t.padded[1][oy] * t.padded[2][ox]
+                           : (t.hi[0][oz] - t.lo[0][oz]) * (t.hi[1][oy] - t.lo[1][oy]) *
+                                 (t.hi[2][ox] - t.lo[2][ox]);
+            yp[o] = count > 0 ? yp[o] / static_cast<C>(count) : C(0);
+          }
+    }
+  }
+  // LpPool: one output at a time.
+  int64_t perOutputPlanes = kind == SumKind::Lp ? planes : 0;
+  for (int64_t pl = 0; pl < perOutputPlanes; ++pl) {
+    const C *xp = x + pl * inS;
+    int64_t o = pl * outS;
+    for (int64_t oz = 0; oz < g.out[0]; ++oz)
+      for (int64_t oy = 0; oy < g.out[1]; ++oy)
+        for (int64_t ox = 0; ox < g.out[2]; ++ox, ++o) {
+          C sum = 0;
+          int64_t z0 = oz * g.strides[0] - g.padBegin[0];
+          int64_t y0 = oy * g.strides[1] - g.padBegin[1];
+          int64_t x0 = ox * g.strides[2] - g.padBegin[2];
+          for (int64_t kz = t.lo[0][oz]; kz < t.hi[0][oz]; ++kz) {
+            int64_t iz = z0 + kz * g.dilations[0];
+            for (int64_t ky = t.lo[1][oy]; ky < t.hi[1][oy]; ++ky) {
+              const C *row = xp + (iz * g.in[1] + y0 + ky * g.dilations[1]) * g.in[2];
+              for (int64_t kx = t.lo[2][ox]; kx < t.hi[2][ox]; ++kx) {
+                C v = row[x0 + kx * g.dilations[2]];
+                if (kind == SumKind::Average)
+                  sum += v;
+                else if (p == 1.0)
+                  sum += std::abs(v);
+                else if (p == 2.0)
+                  sum += v * v;
+                else
+                  sum += static_cast<C>(std::pow(std::abs(static_cast<double>(v)), p));
+              }
+            }
+          }
+          if (kind == SumKind::Average) {
+            int64_t count =
+                includePad ? t.padded[0][oz] * t.padded[1][oy] * t.padded[2][ox]
+                           : (t.hi[0][oz] - t.lo[0][oz]) * (t.hi[1][oy] - t.lo[1][oy]) *
+                                 (t.hi[2][ox] - t.lo[2][ox]);
+            y[o] = count > 0 ? sum / static_cast<C>(count) : C(0);
+          } else {
+            y[o] = p == 1.0   ? sum
+                   : p == 2.0 ? std::sqrt(sum)
+                              : static_cast<C>(std::pow(static_cast<double>(sum), 1.0 / p));
+          }
+        }
+  }
+  ctx.setOutput(0, Y.finish());
+  return Status::success();
+}
+
+Status averagePoolKernel(KernelContext &ctx) {
+  return dispatchFloatOp(ctx, 0, [&](auto tag) {
+    return sumPoolTyped<typename decltype(tag)::type>(ctx, SumKind::Average);
+  });
+}
+
+Status lpPoolKernel(KernelContext &ctx) {
+  return dispatchFloatOp(ctx, 0, [&](auto tag) {
+    return sumPoolTyped<typename decltype(tag)::type>(ctx, SumKind::Lp);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Global pooling
+//===----------------------------------------------------------------------===//
+
+enum class GlobalKind { Average, Max, Lp };
+
+template <typename T> Status globalPoolTyped(KernelContext &ctx, GlobalKind kind) {
+  using C = ComputeType<T>;
+  FloatInput<T> X;
+  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
+  if (X.rank() < 2)
+    return KernelContext::error("input must have rank >= 2, got " + shapeString(X.dims()));
+  std::vector<int64_t> outDims = X.dims();
+  for (size_t i = 2; i < outDims.size(); ++i)
+    outDims[i] = 1;
+  int64_t planes = X.dims()[0] * X.dims()[1];
+  int64_t inS = product(X.dims(), 2);
+  double p = kind == GlobalKind::Lp ? lpExponent(ctx) : 1.0;
+  FloatOutput<T> Y;
+  ONNXSLIM_RETURN_IF_ERROR(Y.init(outDims));
+  if (kind == GlobalKind::Max && inS == 0 && planes > 0)
+    return KernelContext::error("GlobalMaxPool over an empty spatial extent");
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const C *xp = X.data() + pl * inS;
+    C acc = kind == GlobalKind::Max ? xp[0] : C(0);
+    // Accumulate in double for long planes so the mean stays accurate.
+    double sum = 0;
+    for (int64_t i = 0; i < inS; ++i) {
+      C v = xp[i];
+      switch (kind) {
+      case GlobalKind::Max:
+        acc = v > acc ? v : acc;
+        break;
+      case GlobalKind::Average:
+        sum += v;
+        break;
+      case GlobalKind::Lp:
+        sum += std::pow(std::abs(static_cast<double>(v)), p);
+        break;
+      }
+    }
+    if (kind == GlobalKind::Average)
+      acc = inS ? static_cast<C>(sum / static_cast<double>(inS)) : C(0);
+    else if (kind == GlobalKind::Lp)
+      acc = static_cast<C>(std::pow(sum, 1.0 / p));
+    Y.data()[pl] = acc;
+  }
+  ctx.setOutput(0, Y.finish());
+  return Status::success();
+}
+
+Status globalAveragePoolKernel(KernelContext &ctx) {
+  return dispatchFloatOp(ctx, 0, [&](auto tag) {
+    return globalPoolTyped<typename decltype(tag)::type>(ctx, GlobalKind::Average);
+  });
+}
+Status globalMaxPoolKernel(KernelContext &ctx) {
+  return dispatchFloatOp(ctx, 0, [&](auto tag) {
+    return globalPoolTyped<typename decltype(tag)::type>(ctx, GlobalKind::Max);
+  });
+}
+Status globalLpPoolKernel(KernelContext &ctx) {
+  return dispatchFloatOp(ctx, 0, [&](auto tag) {
+    return globalPoolTyped<typename decltype(tag)::type>(ctx, GlobalKind::Lp);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// MaxUnpool
+//===----------------------------------------------------------------------===//
+
+template <typename T> Status maxUnpoolTyped(KernelContext &ctx) {
+  using C = ComputeType<T>;
+  FloatInput<T> X;
+  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
+  const Tensor *iT = nullptr;
+  ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(1, iT));
+  std::vector<int64_t> indices;
+  ONNXSLIM_RETURN_IF_ERROR(readAs(*iT, indices));
+  if (iT->dims() != X.dims())
+    return KernelContext::error("indices " + shapeString(iT->dims()) +
+                                " must have the shape of X " + shapeString(X.dims()));
+  if (X.rank() < 3)
+    return KernelContext::error("input must have rank >= 3, got " + shapeString(X.dims()));
+  std::vector<int64_t> kernel = ctx.attrInts("kernel_shape");
+  size_t n = static_cast<size_t>(X.rank() - 2);
+  if (kernel.size() != n)
+    return KernelContext::error("kernel_shape must have " + std::to_string(n) + " entries");
+  std::vector<int64_t> strides = ctx.attrInts("strides", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> pads = ctx.attrInts("pads", std::vector<int64_t>(2 * n, 0));
+  if (strides.size() != n || pads.size() != 2 * n)
+    return KernelContext::error("strides/pads have the wrong number of entries");
+  // The indices address the natural output (what MaxPool's input was);
+  // an explicit output_shape embeds that result at the start of each dim.
+  std::vector<int64_t> natural = {X.dims()[0], X.dims()[1]};
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t limit = int64_t{1} << 24;
+    if (X.dims()[i + 2] > (int64_t{1} << 32))
+      return KernelContext::error("input dimension is out of range");
+    if (kernel[i] <= 0 || strides[i] <= 0 || pads[i] < 0 || pads[i + n] < 0 ||
+        kernel[i] > limit || strides[i] > limit || pads[i] > limit || pads[i + n] > limit)
+      return KernelContext::error("kernel_shape, strides and pads must be valid");
+    int64_t d = (X.dims()[i + 2] - 1) * strides[i] + kernel[i] - pads[i] - pads[i + n];
+    if (d < 0)
+      return KernelContext::error("pads are larger than the unpooled output");
+    natural.push_back(d);
+  }
+  std::vector<int64_t> outDims = natural;
+  if (const Tensor *shapeT = ctx.tensor(2)) {
+    ONNXSLIM_RETURN_IF_ERROR(readAs(*shapeT, outDims));
+    if (outDims.size() != X.dims().size() || outDims[0] != natural[0] ||
+        outDims[1] != natural[1])
+      return KernelContext::error("output_shape " + shapeString(outDims) +
+                                  " must have the rank, batch and channels of X " +
+                                  shapeString(X.dims()));
+  }
+  int64_t naturalTotal = 0;
+  ONNXSLIM_RETURN_IF_ERROR(checkedNumElements(natural, DataType::Float, naturalTotal));
+  FloatOutput<T> Y;
+  ONNXSLIM_RETURN_IF_ERROR(Y.init(outDims));
+  C *y = Y.data();
+  int64_t natPlane = product(natural, 2), outPlane = product(outDims, 2);
+  for (int64_t i = 0; i < X.size(); ++i) {
+    int64_t idx = indices[static_cast<size_t>(i)];
+    if (idx < 0 || idx >= naturalTotal)
+      return KernelContext::error("index " + std::to_string(idx) + " is outside the output of " +
+                                  std::to_string(naturalTotal) + " elements");
+    // Decode in the natural shape, re-encode in the output shape.
+    int64_t plane = idx / natPlane, rest = idx % natPlane, dst = 0;
+    bool inside = true;
+    for (size_t d = 0; d < n; ++d) {
+      int64_t inner = product(natural, 3 + d);
+      int64_t coord = rest / inner;
+      rest %= inner;
+      inside = inside && coord < outDims[2 + d];
+      dst = dst * outDims[2 + d] + coord;
+    }
+    if (inside)
+      y[plane * outPlane + dst] = X[i];
+  }
+  ctx.setOutput(0, Y.finish());
+  return Status::success();
+}
+
+Status maxUnpoolKernel(KernelContext &ctx) {
+  return dispatchFloatOp(
+      ctx, 0, [&](auto tag) { return maxUnpoolTyped<typename decltype(tag)::type>(ctx); });
+}
+
+} // namespace
+
+void registerPoolKernels(OpRegistry &registry) {
+  registry.add("MaxPool", 1, kLatestOpset, maxPoolKernel);
+  registry.add("AveragePool", 1, kLatestOpset, averagePoolKernel);
+  registry.add("LpPool", 1, kLatestOpset, lpPoolKernel);
+  registry.add("GlobalAveragePool", 1, kLatestOpset, globalAveragePoolKernel);
+  registry.add("GlobalMaxPool", 1, kLatestOpset, globalMaxPoolKernel);
+  registry.add("GlobalLpPool", 1, kLatestOpset, globalLpPoolKernel);
+  registry.add("MaxUnpool", 9, kLatestOpset, maxUnpoolKernel);
+}
+
+} // namespace onnxslim::rt

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Every real model runs in onnxslim's interpreter (`onnxslim run`) on the
+# inputs ONNX Runtime was given (tools/oracle writes them to DIR/inputs/),
+# and every output must match ONNX Runtime's within rtol 1e-4, atol 1e-5.
+# Then `onnxslim verify M M` must pass for every model.
+#
+# usage: ort_interpreter.sh ONNXSLIM COMPARE_OUTPUTS [MODEL_CACHE]
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+onnxslim="$1"
+compare="$2"
+cache="${3:-${ONNXSLIM_MODEL_CACHE:-$root/.cache/models}}"
+oracle="$root/tools/oracle/oracle.js"
+spec="$root/tests/models/models.json"
+[ -d "$root/tools/oracle/node_modules/onnxruntime-node" ] ||
+  { echo "error: ONNX Runtime oracle not installed: run scripts/setup.sh" >&2; exit 1; }
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+passed=0 failed=0 failures=()
+for name in $(node -e 'for (const m of require(process.argv[1]).models) console.log(m.name)' "$spec"); do
+  model="$cache/$name.onnx"
+  [ -f "$model" ] || { echo "error: $model missing: run scripts/fetch-models.sh" >&2; exit 1; }
+  out="$tmp/$name"; mkdir -p "$out/ort" "$out/ours"
+  if ! node "$oracle" "$model" --out "$out/ort" --spec "$spec:$name" --seed 7 --quiet >/dev/null 2>"$out/err"; then
+    failed=$((failed + 1)); failures+=("$name: onnxruntime: $(cat "$out/err")"); continue
+  fi
+  inputs=()
+  for f in "$out/ort/inputs"/*.pb; do
+    inputs+=(--input "$f")
+  done
+  if ! "$onnxslim" run "$model" "${inputs[@]}" --output-dir "$out/ours" -q 2>"$out/err"; then
+    failed=$((failed + 1)); failures+=("$name: onnxslim run: $(cat "$out/err")"); continue
+  fi
+  if ! "$compare" "$out/ort" "$out/ours" --rtol 1e-4 --atol 1e-5 >"$out/cmp"; then
+    failed=$((failed + 1)); failures+=("$name: outputs differ from ONNX Runtime: $(cat "$out/cmp")"); continue
+  fi
+  if ! "$onnxslim" verify "$model" "$model" --input-specs "$spec:$name" >"$out/verify" 2>&1; then
+    failed=$((failed + 1)); failures+=("$name: verify M M failed: $(cat "$out/verify")"); continue
+  fi
+  passed=$((passed + 1)); echo "ok   $name (matches ONNX Runtime; verify M M passes)"; sed 's/^/     /' "$out/cmp"
+done
+for f in "${failures[@]}"; do echo "FAIL $f"; done
+echo "interpreter vs ort: $passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,653 @@
+//===- tests/runtime/NNKernelsTest.cpp - GEMM engine and NN kernel tests --===//
+//
+// Checks the blocked GEMM engine against a naive product on random sizes
+// (including the register-tile and cache-block edges) and every transpose
+// combination; Conv, ConvTranspose and MatMul against naive references on
+// random configurations (groups, depthwise, dilations, strides, pads,
+// auto_pad, 1-D/2-D/3-D, broadcasting); a few pooling/normalization/RNN
+// semantics; and malformed inputs, which must produce an error naming the
+// node instead of a crash. Nodes run through the Interpreter on one-node
+// models, as in a real model.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Float16.h"
+#include "runtime/Gemm.h"
+#include "runtime/Interpreter.h"
+#include "runtime/Kernel.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace onnxslim;
+using namespace onnxslim::rt;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+TensorPtr floats(std::vector<int64_t> dims, const std::vector<float> &v) {
+  return Tensor::fromValues<float>(DataType::Float, std::move(dims), v);
+}
+TensorPtr int64s(std::vector<int64_t> dims, const std::vector<int64_t> &v) {
+  return Tensor::fromValues<int64_t>(DataType::Int64, std::move(dims), v);
+}
+std::vector<float> floatValues(const TensorPtr &t) {
+  std::vector<float> out(static_cast<size_t>(t->numElements()));
+  if (!out.empty())
+    std::memcpy(out.data(), t->rawData(), out.size() * sizeof(float));
+  return out;
+}
+std::vector<float> randomFloats(std::mt19937 &rng, int64_t n) {
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float &x : v)
+    x = d(rng);
+  return v;
+}
+
+/// One attribute of a test node (Attribute itself is move-only).
+struct Attr {
+  std::string name;
+  AttrKind kind;
+  int64_t i = 0;
+  float f = 0;
+  std::string s;
+  std::vector<int64_t> ints;
+  Attribute make() const {
+    switch (kind) {
+    case AttrKind::Int: return Attribute::makeInt(name, i);
+    case AttrKind::Float: return Attribute::makeFloat(name, f);
+    case AttrKind::String: return Attribute::makeString(name, s);
+    default: return Attribute::makeInts(name, ints);
+    }
+  }
+};
+Attr aInt(std::string n, int64_t v) { return Attr{std::move(n), AttrKind::Int, v, 0, "", {}}; }
+Attr aFloat(std::string n, float v) { return Attr{std::move(n), AttrKind::Float, 0, v, "", {}}; }
+Attr aStr(std::string n, std::string v) {
+  return Attr{std::move(n), AttrKind::String, 0, 0, std::move(v), {}};
+}
+Attr aInts(std::string n, std::vector<int64_t> v) {
+  return Attr{std::move(n), AttrKind::Ints, 0, 0, "", std::move(v)};
+}
+
+struct NodeRun {
+  Status status;
+  std::vector<TensorPtr> outputs;
+  TensorPtr out(size_t i = 0) const { return i < outputs.size() ? outputs[i] : nullptr; }
+};
+
+/// Runs a one-node model named "nn_test_node" through the Interpreter.
+NodeRun runNode(const std::string &op, int64_t opset, const std::vector<TensorPtr> &inputs,
+                const std::vector<Attr> &attrs = {}, size_t numOutputs = 1) {
+  Model model;
+  model.opsetImport.push_back(OpsetId{"", opset, {}});
+  auto graph = std::make_unique<Graph>();
+  std::vector<Value *> operands;
+  std::vector<RtValue> feeds;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]) {
+      operands.push_back(nullptr);
+      continue;
+    }
+    operands.push_back(graph->addInput("in" + std::to_string(i)));
+    feeds.push_back(RtValue::fromTensor(inputs[i]));
+  }
+  std::vector<std::string> names;
+  for (size_t i = 0; i < numOutputs; ++i)
+    names.push_back("out" + std::to_string(i));
+  Node *n = graph->append(graph->createNode(op, operands, names));
+  n->setName("nn_test_node");
+  for (const Attr &a : attrs)
+    n->setAttr(a.make());
+  for (size_t i = 0; i < numOutputs; ++i)
+    graph->addOutput(n->result(i));
+  model.setGraph(std::move(graph));
+  NodeRun r;
+  Interpreter interp(model);
+  std::vector<RtValue> outs;
+  r.status = interp.run(*model.graph(), feeds, outs);
+  for (RtValue &v : outs)
+    r.outputs.push_back(v.kind == RtValue::Kind::Tensor ? v.tensor : nullptr);
+  return r;
+}
+
+void expectNear(const std::vector<float> &got, const std::vector<double> &want, double tol,
+                const std::string &what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << what << " at " << i;
+}
+
+/// The error must name the node and must not be a crash.
+void expectNodeError(const NodeRun &r, const std::string &fragment) {
+  ASSERT_FALSE(r.status.ok()) << "expected an error containing '" << fragment << "'";
+  EXPECT_NE(r.status.message().find("nn_test_node"), std::string::npos) << r.status.message();
+  EXPECT_NE(r.status.message().find(fragment), std::string::npos) << r.status.message();
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM engine
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+void checkGemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, std::mt19937 &rng) {
+  std::uniform_real_distribution<double> d(-1, 1);
+  // Leading dimensions a bit larger than needed, to exercise strides.
+  int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 1, ldc = N + 2;
+  std::vector<T> A(static_cast<size_t>((ta ? K : M) * lda)), B(static_cast<size_t>((tb ? N : K) * ldb));
+  std::vector<T> C(static_cast<size_t>(M * ldc));
+  for (T &v : A)
+    v = static_cast<T>(d(rng));
+  for (T &v : B)
+    v = static_cast<T>(d(rng));
+  for (T &v : C)
+    v = static_cast<T>(d(rng));
+  T alpha = static_cast<T>(0.75), beta = static_cast<T>(-0.5);
+  std::vector<double> want(static_cast<size_t>(M * N));
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k)
+        s += double(ta ? A[k * lda + i] : A[i * lda + k]) * double(tb ? B[j * ldb + k] : B[k * ldb + j]);
+      want[i * N + j] = alpha * s + beta * double(C[i * ldc + j]);
+    }
+  gemm(ta, tb, M, N, K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+  double tol = std::is_same_v<T, float> ? 1e-5 * std::sqrt(double(K) + 1) : 1e-12;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j)
+      ASSERT_NEAR(C[i * ldc + j], want[i * N + j], tol * (1 + std::abs(want[i * N + j])))
+          << "M=" << M << " N=" << N << " K=" << K << " transA=" << ta << " transB=" << tb
+          << " at (" << i << "," << j << ")";
+  // Padding columns beyond N are untouched (checked loosely: finite).
+}
+
+/// Runs `body` once with every micro-kernel family this CPU supports.
+template <typename Fn> void forEachEngine(Fn &&body) {
+  std::string original = gemmEngineName();
+  for (const char *engine : {"baseline", "avx2", "avx512"}) {
+    if (!setGemmEngine(engine))
+      continue;
+    SCOPED_TRACE(std::string("GEMM engine ") + engine);
+    body();
+  }
+  setGemmEngine(original.c_str());
+}
+
+TEST(GemmEngine, MatchesNaiveOnEdgeSizes) {
+  forEachEngine([] {
+    std::mt19937 rng(1);
+    const int64_t sizes[] = {1, 3, 17, 63, 65, 129};
+    for (int64_t M : sizes)
+      for (int64_t N : sizes)
+        for (int64_t K : {int64_t{1}, int64_t{17}, int64_t{129}})
+          for (int t = 0; t < 4; ++t)
+            checkGemm<float>(t & 1, t & 2, M, N, K, rng);
+  });
+}
+
+TEST(GemmEngine, MatchesNaiveOnRandomSizes) {
+  forEachEngine([] {
+    std::mt19937 rng(2);
+    std::uniform_int_distribution<int64_t> dim(1, 300);
+    for (int iter = 0; iter < 40; ++iter) {
+      int64_t M = dim(rng), N = dim(rng), K = dim(rng) + (iter % 5 == 0 ? 300 : 0);
+      checkGemm<float>(iter & 1, iter & 2, M, N, K, rng);
+    }
+  });
+}
+
+TEST(GemmEngine, DoubleMatchesNaive) {
+  forEachEngine([] {
+    std::mt19937 rng(3);
+    for (int64_t s : {1, 5, 13, 31, 70})
+      for (int t = 0; t < 4; ++t)
+        checkGemm<double>(t & 1, t & 2, s, s + 2, s + 7 + (s == 70 ? 300 : 0), rng);
+  });
+}
+
+TEST(GemmEngine, UnknownEngineIsRejected) {
+  std::string original = gemmEngineName();
+  EXPECT_FALSE(setGemmEngine("sse9"));
+  EXPECT_EQ(original, gemmEngineName());
+  EXPECT_TRUE(setGemmEngine("baseline"));
+  EXPECT_STREQ(gemmEngineName(), "baseline");
+  EXPECT_TRUE(setGemmEngine(original.c_str()));
+}
+
+TEST(GemmEngine, BetaZeroIgnoresGarbageAndKZeroScales) {
+  std::vector<float> A(6 * 7, 1.0f), B(7 * 9, 1.0f), C(6 * 9, std::nanf(""));
+  sgemm(false, false, 6, 9, 7, 1.0f, A.data(), 7, B.data(), 9, 0.0f, C.data(), 9);
+  for (float v : C)
+    EXPECT_EQ(v, 7.0f);
+  sgemm(false, false, 6, 9, 0, 1.0f, A.data(), 7, B.data(), 9, 2.0f, C.data(), 9);
+  for (float v : C)
+    EXPECT_EQ(v, 14.0f);
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution references
+//===----------------------------------------------------------------------===//
+
+struct ConvConfig {
+  int64_t N, Cin, M, group;
+  std::vector<int64_t> in, kernel, strides, dilations, pads; // pads: begins then ends
+};
+
+/// The output spatial dims of a configuration (explicit pads).
+std::vector<int64_t> convOut(const ConvConfig &c) {
+  std::vector<int64_t> out;
+  size_t n = c.in.size();
+  for (size_t i = 0; i < n; ++i)
+    out.push_back((c.in[i] + c.pads[i] + c.pads[i + n] - ((c.kernel[i] - 1) * c.dilations[i] + 1)) /
+                      c.strides[i] +
+                  1);
+  return out;
+}
+
+/// Direct definition of Conv over up to 3 spatial dims.
+std::vector<double> naiveConv(const ConvConfig &c, const std::vector<float> &x,
+                              const std::vector<float> &w, const std::vector<float> &b) {
+  size_t n = c.in.size();
+  auto pad3 = [n](const std::vector<int64_t> &v, int64_t fill, size_t off = 0) {
+    std::vector<int64_t> r(3, fill);
+    for (size_t i = 0; i < n; ++i)
+      r[3 - n + i] = v[off + i];
+    return r;
+  };
+  std::vector<int64_t> in = pad3(c.in, 1), k = pad3(c.kernel, 1), s = pad3(c.strides, 1),
+                       d = pad3(c.dilations, 1), p = pad3(c.pads, 0), out = pad3(convOut(c), 1);
+  int64_t Cg = c.Cin / c.group, Mg = c.M / c.group;
+  int64_t inS = in[0] * in[1] * in[2], outS = out[0] * out[1] * out[2], kS = k[0] * k[1] * k[2];
+  std::vector<double> y(static_cast<size_t>(c.N * c.M * outS));
+  for (int64_t nn = 0; nn < c.N; ++nn)
+    for (int64_t m = 0; m < c.M; ++m)
+      for (int64_t oz = 0; oz < out[0]; ++oz)
+        for (int64_t oy = 0; oy < out[1]; ++oy)
+          for (int64_t ox = 0; ox < out[2]; ++ox) {
+            double acc = b.empty() ? 0.0 : b[m];
+            int64_t g = m / Mg;
+            for (int64_t ci = 0; ci < Cg; ++ci)
+              for (int64_t kz = 0; kz < k[0]; ++kz)
+                for (int64_t ky = 0; ky < k[1]; ++ky)
+                  for (int64_t kx = 0; kx < k[2]; ++kx) {
+                    int64_t iz = oz * s[0] + kz * d[0] - p[0];
+                    int64_t iy = oy * s[1] + ky * d[1] - p[1];
+                    int64_t ix = ox * s[2] + kx * d[2] - p[2];
+                    if (iz < 0 || iz >= in[0] || iy < 0 || iy >= in[1] || ix < 0 || ix >= in[2])
+                      continue;
+                    double xv = x[static_cast<size_t>((nn * c.Cin + g * Cg + ci) * inS +
+                                                      (iz * in[1] + iy) * in[2] + ix)];
+                    double wv = w[static_cast<size_t>((m * Cg + ci) * kS + (kz * k[1] + ky) * k[2] + kx)];
+                    acc += xv * wv;
+                  }
+            y[static_cast<size_t>((nn * c.M + m) * outS + (oz * out[1] + oy) * out[2] + ox)] = acc;
+          }
+  return y;
+}
+
+void checkRandomConvs();
+
+std::vector<int64_t> concat(std::vector<int64_t> a, const std::vector<int64_t> &b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(ConvKernel, MatchesNaiveOnRandomConfigs) {
+  forEachEngine([] { checkRandomConvs(); });
+}
+
+void checkRandomConvs() {
+  std::mt19937 rng(4);
+  std::uniform_int_distribution<int64_t> small(1, 3);
+  for (int iter = 0; iter < 120; ++iter) {
+    ConvConfig c;
+    size_t rank = 1 + iter % 3;
+    int64_t kind = iter % 4; // 0 dense, 1 grouped, 2 depthwise, 3 depthwise with multiplier
+    c.N = small(rng) % 2 + 1;
+    c.group = kind == 0 ? 1 : kind == 1 ? 2 : small(rng) + 1;
+    c.Cin = kind == 1 ? 2 * small(rng) : kind == 0 ? small(rng) + 1 : c.group;
+    c.M = kind == 3 ? 2 * c.group : kind == 2 ? c.group : c.group * small(rng);
+    for (size_t i = 0; i < rank; ++i) {
+      c.kernel.push_back(small(rng));
+      c.strides.push_back(1 + small(rng) % 2);
+      c.dilations.push_back(iter % 5 == 0 ? 2 : 1);
+      c.in.push_back(rank == 3 ? 3 + small(rng) : 4 + small(rng) * 3);
+    }
+    for (size_t i = 0; i < 2 * rank; ++i)
+      c.pads.push_back(small(rng) - 1);
+    if (iter % 9 == 0) { // pointwise fast path
+      c.kernel.assign(rank, 1);
+      c.strides.assign(rank, 1);
+      c.pads.assign(2 * rank, 0);
+    }
+    bool skip = false;
+    for (int64_t o : convOut(c))
+      skip = skip || o <= 0;
+    if (skip)
+      continue;
+    std::vector<float> x = randomFloats(rng, c.N * c.Cin * [&] {
+      int64_t p = 1;
+      for (int64_t v : c.in)
+        p *= v;
+      return p;
+    }());
+    int64_t kS = 1;
+    for (int64_t v : c.kernel)
+      kS *= v;
+    std::vector<float> w = randomFloats(rng, c.M * (c.Cin / c.group) * kS);
+    std::vector<float> b = iter % 2 ? randomFloats(rng, c.M) : std::vector<float>{};
+    std::vector<TensorPtr> inputs = {floats(concat({c.N, c.Cin}, c.in), x),
+                                     floats(concat({c.M, c.Cin / c.group}, c.kernel), w)};
+    if (!b.empty())
+      inputs.push_back(floats({c.M}, b));
+    NodeRun r = runNode("Conv", 11, inputs,
+                        {aInt("group", c.group), aInts("strides", c.strides),
+                         aInts("dilations", c.dilations), aInts("pads", c.pads)});
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    EXPECT_EQ(r.out()->dims(), concat({c.N, c.M}, convOut(c)));
+    expectNear(floatValues(r.out()), naiveConv(c, x, w, b), 1e-4,
+               "conv iteration " + std::to_string(iter));
+  }
+}
+
+TEST(ConvKernel, AutoPadSameMatchesExplicitPads) {
+  std::mt19937 rng(5);
+  std::vector<float> x = randomFloats(rng, 2 * 7 * 8), w = randomFloats(rng, 3 * 2 * 9);
+  // SAME_UPPER with stride 2 on 7x8: out 4x4, total pads 2 and 1 -> [1,0,1,1].
+  NodeRun same = runNode("Conv", 11, {floats({1, 2, 7, 8}, x), floats({3, 2, 3, 3}, w)},
+                         {aStr("auto_pad", "SAME_UPPER"), aInts("strides", {2, 2})});
+  NodeRun expl = runNode("Conv", 11, {floats({1, 2, 7, 8}, x), floats({3, 2, 3, 3}, w)},
+                         {aInts("pads", {1, 0, 1, 1}), aInts("strides", {2, 2})});
+  ASSERT_TRUE(same.status.ok() && expl.status.ok());
+  EXPECT_EQ(same.out()->dims(), (std::vector<int64_t>{1, 3, 4, 4}));
+  EXPECT_EQ(floatValues(same.out()), floatValues(expl.out()));
+}
+
+TEST(ConvKernel, Float16ComputesInFloat) {
+  std::mt19937 rng(6);
+  std::vector<float> x = randomFloats(rng, 3 * 6 * 6), w = randomFloats(rng, 4 * 3 * 9);
+  auto toHalf = [](std::vector<int64_t> dims, const std::vector<float> &v) {
+    std::vector<uint16_t> bits;
+    for (float f : v)
+      bits.push_back(floatToHalfBits(f));
+    return Tensor::fromValues<uint16_t>(DataType::Float16, std::move(dims), bits);
+  };
+  std::vector<float> xr, wr; // values as rounded to half
+  for (float f : x)
+    xr.push_back(halfBitsToFloat(floatToHalfBits(f)));
+  for (float f : w)
+    wr.push_back(halfBitsToFloat(floatToHalfBits(f)));
+  NodeRun h = runNode("Conv", 11, {toHalf({1, 3, 6, 6}, x), toHalf({4, 3, 3, 3}, w)});
+  ASSERT_TRUE(h.status.ok()) << h.status.message();
+  ASSERT_EQ(h.out()->dtype(), DataType::Float16);
+  ConvConfig c{1, 3, 4, 1, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}};
+  std::vector<double> want = naiveConv(c, xr, wr, {});
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(halfBitsToFloat(h.out()->at<uint16_t>(i)), want[i], 2e-3 * (1 + std::abs(want[i])));
+}
+
+TEST(ConvTransposeKernel, MatchesScatterDefinition) {
+  std::mt19937 rng(7);
+  for (int iter = 0; iter < 30; ++iter) {
+    int64_t group = iter % 3 == 0 ? 2 : 1, Cin = 2 * group, Mg = 1 + iter % 3;
+    int64_t H = 3 + iter % 4, W = 2 + iter % 5, kh = 1 + iter % 3, kw = 2;
+    int64_t sh = 1 + iter % 2, sw = 1 + (iter / 2) % 3, dh = 1 + (iter % 4 == 0);
+    int64_t pt = iter % 2, pl = 0, pb = (iter / 3) % 2, pr = iter % 2, oph = sh > 1 ? iter % sh : 0;
+    std::vector<float> x = randomFloats(rng, Cin * H * W), w = randomFloats(rng, Cin * Mg * kh * kw);
+    int64_t M = Mg * group;
+    int64_t OH = sh * (H - 1) + oph + (kh - 1) * dh + 1 - pt - pb;
+    int64_t OW = sw * (W - 1) + (kw - 1) + 1 - pl - pr;
+    std::vector<double> want(static_cast<size_t>(M * OH * OW), 0.0);
+    for (int64_t c = 0; c < Cin; ++c) {
+      int64_t g = c / (Cin / group);
+      for (int64_t m = 0; m < Mg; ++m)
+        for (int64_t i = 0; i < H; ++i)
+          for (int64_t j = 0; j < W; ++j)
+            for (int64_t a = 0; a < kh; ++a)
+              for (int64_t b = 0; b < kw; ++b) {
+                int64_t oy = i * sh + a * dh - pt, ox = j * sw + b - pl;
+                if (oy < 0 || oy >= OH || ox < 0 || ox >= OW)
+                  continue;
+                want[static_cast<size_t>(((g * Mg + m) * OH + oy) * OW + ox)] +=
+                    double(x[static_cast<size_t>((c * H + i) * W + j)]) *
+                    w[static_cast<size_t>(((c * Mg + m) * kh + a) * kw + b)];
+              }
+    }
+    NodeRun r = runNode("ConvTranspose", 11,
+                        {floats({1, Cin, H, W}, x), floats({Cin, Mg, kh, kw}, w)},
+                        {aInt("group", group), aInts("strides", {sh, sw}), aInts("dilations", {dh, 1}),
+                         aInts("pads", {pt, pl, pb, pr}), aInts("output_padding", {oph, 0})});
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    ASSERT_EQ(r.out()->dims(), (std::vector<int64_t>{1, M, OH, OW}));
+    expectNear(floatValues(r.out()), want, 1e-4, "convtranspose iteration " + std::to_string(iter));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// MatMul, Gemm
+//===----------------------------------------------------------------------===//
+
+TEST(MatMulKernel, BroadcastAndVectorPromotion) {
+  std::mt19937 rng(8);
+  struct Case {
+    std::vector<int64_t> a, b, out;
+  };
+  const Case cases[] = {
+      {{2, 1, 3, 4}, {5, 4, 6}, {2, 5, 3, 6}}, {{4}, {4}, {}},        {{4}, {2, 4, 3}, {2, 3}},
+      {{2, 3, 4}, {4}, {2, 3}},                {{7, 65}, {65, 17}, {7, 17}}, {{3, 1, 4}, {1, 4, 2}, {3, 1, 2}},
+  };
+  for (const Case &c : cases) {
+    auto numel = [](const std::vector<int64_t> &d) {
+      int64_t p = 1;
+      for (int64_t v : d)
+        p *= v;
+      return p;
+    };
+    std::vector<float> a = randomFloats(rng, numel(c.a)), b = randomFloats(rng, numel(c.b));
+    NodeRun r = runNode("MatMul", 13, {floats(c.a, a), floats(c.b, b)});
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    ASSERT_EQ(r.out()->dims(), c.out);
+    // Reference via explicit promotion and broadcast.
+    std::vector<int64_t> A = c.a, B = c.b;
+    if (A.size() == 1)
+      A.insert(A.begin(), 1);
+    if (B.size() == 1)
+      B.push_back(1);
+    int64_t M = A[A.size() - 2], K = A.back(), N = B.back();
+    size_t rank = std::max(A.size(), B.size());
+    A.insert(A.begin(), rank - A.size(), 1);
+    B.insert(B.begin(), rank - B.size(), 1);
+    std::vector<int64_t> batch;
+    for (size_t i = 0; i + 2 < rank; ++i)
+      batch.push_back(std::max(A[i], B[i]));
+    int64_t nb = numel(batch);
+    std::vector<double> want;
+    for (int64_t t = 0; t < nb; ++t) {
+      int64_t ai = 0, bi = 0, rem = t;
+      std::vector<int64_t> idx(batch.size());
+      for (size_t i = batch.size(); i-- > 0;) {
+        idx[i] = rem % batch[i];
+        rem /= batch[i];
+      }
+      for (size_t i = 0; i < batch.size(); ++i) {
+        ai = ai * A[i] + (A[i] == 1 ? 0 : idx[i]);
+        bi = bi * B[i] + (B[i] == 1 ? 0 : idx[i]);
+      }
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          double s = 0;
+          for (int64_t k = 0; k < K; ++k)
+            s += double(a[static_cast<size_t>(ai * M * K + i * K + k)]) *
+                 b[static_cast<size_t>(bi * K * N + k * N + j)];
+          want.push_back(s);
+        }
+    }
+    expectNear(floatValues(r.out()), want, 1e-5, "matmul");
+  }
+}
+
+TEST(GemmKernel, BroadcastBiasAndTransposes) {
+  std::vector<float> a = {1, 2, 3, 4, 5, 6}; // A^T is 3x2 when transA
+  std::vector<float> b = {1, 0, 0, 1, 1, 1}; // B is 3x2
+  NodeRun r = runNode("Gemm", 13, {floats({2, 3}, a), floats({3, 2}, b), floats({1, 2}, {10, 20})},
+                      {aFloat("alpha", 2.0f), aFloat("beta", 0.5f)});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  // A*B = [[4,5],[10,11]] -> 2*AB + 0.5*[10,20].
+  EXPECT_EQ(floatValues(r.out()), (std::vector<float>{13, 20, 25, 32}));
+  NodeRun t = runNode("Gemm", 6, {floats({3, 2}, a), floats({2, 3}, b), floats({1}, {1})},
+                      {aInt("transA", 1), aInt("transB", 1), aInt("broadcast", 1)});
+  ASSERT_TRUE(t.status.ok()) << t.status.message();
+  EXPECT_EQ(t.out()->dims(), (std::vector<int64_t>{2, 2}));
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling, normalization, RNN semantics
+//===----------------------------------------------------------------------===//
+
+TEST(PoolKernels, MaxPoolIndicesAndAveragePadding) {
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  NodeRun m = runNode("MaxPool", 12, {floats({1, 1, 4, 4}, x)},
+                      {aInts("kernel_shape", {2, 2}), aInts("strides", {2, 2}),
+                       aInt("storage_order", 1)},
+                      2);
+  ASSERT_TRUE(m.status.ok()) << m.status.message();
+  EXPECT_EQ(floatValues(m.out(0)), (std::vector<float>{6, 8, 14, 16}));
+  std::vector<int64_t> idx(4);
+  std::memcpy(idx.data(), m.out(1)->rawData(), 32);
+  EXPECT_EQ(idx, (std::vector<int64_t>{5, 13, 7, 15})); // column-major: w * H + h
+  NodeRun inc = runNode("AveragePool", 11, {floats({1, 1, 4, 4}, x)},
+                        {aInts("kernel_shape", {3, 3}), aInts("pads", {1, 1, 1, 1}),
+                         aInt("count_include_pad", 1)});
+  NodeRun exc = runNode("AveragePool", 11, {floats({1, 1, 4, 4}, x)},
+                        {aInts("kernel_shape", {3, 3}), aInts("pads", {1, 1, 1, 1})});
+  ASSERT_TRUE(inc.status.ok() && exc.status.ok());
+  EXPECT_FLOAT_EQ(floatValues(inc.out())[0], (1 + 2 + 5 + 6) / 9.0f);
+  EXPECT_FLOAT_EQ(floatValues(exc.out())[0], (1 + 2 + 5 + 6) / 4.0f);
+}
+
+TEST(NormKernels, BatchNormSpatialZeroAndLayerNormStash) {
+  // BatchNormalization-6 with spatial=0: parameters per element of X.shape[1:].
+  NodeRun bn = runNode("BatchNormalization", 6,
+                       {floats({2, 2, 1}, {1, 2, 3, 4}), floats({2, 1}, {1, 2}),
+                        floats({2, 1}, {0, 1}), floats({2, 1}, {1, 2}), floats({2, 1}, {1, 4})},
+                       {aInt("spatial", 0), aFloat("epsilon", 0.0f)});
+  ASSERT_TRUE(bn.status.ok()) << bn.status.message();
+  EXPECT_EQ(floatValues(bn.out()), (std::vector<float>{0, 1, 2, 3}));
+  NodeRun ln = runNode("LayerNormalization", 17,
+                       {floats({2, 2}, {1, 3, 2, 2}), floats({2}, {1, 1})},
+                       {aFloat("epsilon", 0.0f)}, 3);
+  ASSERT_TRUE(ln.status.ok()) << ln.status.message();
+  EXPECT_EQ(floatValues(ln.out(0))[0], -1.0f);
+  EXPECT_EQ(ln.out(1)->dims(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(floatValues(ln.out(1)), (std::vector<float>{2, 2}));
+}
+
+TEST(RnnKernels, LayoutOneMatchesLayoutZero) {
+  std::mt19937 rng(9);
+  int64_t S = 3, Bn = 2, I = 4, H = 5;
+  std::vector<float> x = randomFloats(rng, S * Bn * I), w = randomFloats(rng, 2 * 4 * H * I),
+                     r = randomFloats(rng, 2 * 4 * H * H), b = randomFloats(rng, 2 * 8 * H);
+  std::vector<float> xt(x.size());
+  for (int64_t t = 0; t < S; ++t)
+    for (int64_t bb = 0; bb < Bn; ++bb)
+      for (int64_t i = 0; i < I; ++i)
+        xt[static_cast<size_t>((bb * S + t) * I + i)] = x[static_cast<size_t>((t * Bn + bb) * I + i)];
+  auto common = std::vector<Attr>{aStr("direction", "bidirectional"), aInt("hidden_size", H)};
+  NodeRun l0 = runNode("LSTM", 14,
+                       {floats({S, Bn, I}, x), floats({2, 4 * H, I}, w), floats({2, 4 * H, H}, r),
+                        floats({2, 8 * H}, b), int64s({Bn}, {3, 2})},
+                       common, 3);
+  auto attrs1 = common;
+  attrs1.push_back(aInt("layout", 1));
+  NodeRun l1 = runNode("LSTM", 14,
+                       {floats({Bn, S, I}, xt), floats({2, 4 * H, I}, w), floats({2, 4 * H, H}, r),
+                        floats({2, 8 * H}, b), int64s({Bn}, {3, 2})},
+                       attrs1, 3);
+  ASSERT_TRUE(l0.status.ok()) << l0.status.message();
+  ASSERT_TRUE(l1.status.ok()) << l1.status.message();
+  // Y: [S, 2, B, H] vs [B, S, 2, H].
+  std::vector<float> y0 = floatValues(l0.out(0)), y1 = floatValues(l1.out(0));
+  for (int64_t t = 0; t < S; ++t)
+    for (int64_t d = 0; d < 2; ++d)
+      for (int64_t bb = 0; bb < Bn; ++bb)
+        for (int64_t h = 0; h < H; ++h)
+          EXPECT_FLOAT_EQ(y0[static_cast<size_t>(((t * 2 + d) * Bn + bb) * H + h)],
+                          y1[static_cast<size_t>(((bb * S + t) * 2 + d) * H + h)]);
+  // Batch row 1 has length 2: Y at t = 2 is zero.
+  for (int64_t h = 0; h < H; ++h)
+    EXPECT_EQ(y0[static_cast<size_t>(((2 * 2 + 0) * Bn + 1) * H + h)], 0.0f);
+}
+
+//===----------------------------------------------------------------------===//
+// Malformed inputs: errors naming the node, never a crash
+//===----------------------------------------------------------------------===//
+
+TEST(NNKernelErrors, ConvRejectsBadShapesAndAttributes) {
+  TensorPtr x = floats({1, 3, 5, 5}, std::vector<float>(75, 1.0f));
+  TensorPtr w = floats({4, 2, 3, 3}, std::vector<float>(72, 1.0f));
+  expectNodeError(runNode("Conv", 11, {x, w}), "channel mismatch");
+  TensorPtr w3 = floats({4, 3, 7, 7}, std::vector<float>(4 * 3 * 49, 1.0f));
+  expectNodeError(runNode("Conv", 11, {x, w3}), "larger than the padded input");
+  TensorPtr wOk = floats({4, 3, 3, 3}, std::vector<float>(108, 1.0f));
+  expectNodeError(runNode("Conv", 11, {x, wOk}, {aInts("pads", {1, 1, 1})}), "pads");
+  expectNodeError(runNode("Conv", 11, {x, wOk}, {aInts("pads", {-1, 0, 0, 0})}), "negative");
+  expectNodeError(runNode("Conv", 11, {x, wOk}, {aInts("strides", {0, 1})}), "strides");
+  expectNodeError(runNode("Conv", 11, {x, wOk, floats({3}, {1, 2, 3})}), "bias");
+  expectNodeError(runNode("Conv", 11, {x, wOk}, {aInt("group", 0)}), "group");
+  expectNodeError(runNode("Conv", 11, {x, wOk}, {aStr("auto_pad", "SAME_MIDDLE")}), "auto_pad");
+  expectNodeError(runNode("Conv", 11, {floats({3, 5}, std::vector<float>(15)), wOk}), "rank");
+  TensorPtr wT = floats({3, 4, 3, 3}, std::vector<float>(108, 1.0f));
+  expectNodeError(runNode("ConvTranspose", 11, {x, wT}, {aInts("pads", {9, 9, 9, 9})}), "pads");
+  expectNodeError(runNode("ConvTranspose", 11, {x, wOk}), "channel mismatch");
+}
+
+TEST(NNKernelErrors, OtherKernelsRejectMalformedInputs) {
+  TensorPtr m23 = floats({2, 3}, std::vector<float>(6, 1.0f));
+  expectNodeError(runNode("MatMul", 13, {m23, m23}), "inner dimensions");
+  expectNodeError(runNode("Gemm", 13, {m23, m23}), "inner dimensions");
+  expectNodeError(runNode("Gemm", 13, {m23, floats({3, 3}, std::vector<float>(9)),
+                                       floats({4}, std::vector<float>(4))}),
+                  "broadcast");
+  TensorPtr img = floats({1, 1, 4, 4}, std::vector<float>(16, 1.0f));
+  expectNodeError(runNode("MaxPool", 12, {img}), "kernel_shape");
+  expectNodeError(runNode("MaxPool", 12, {img}, {aInts("kernel_shape", {9, 9})}), "larger");
+  expectNodeError(runNode("MaxUnpool", 11, {floats({1, 1, 1, 1}, {1}), int64s({1, 1, 1, 1}, {99})},
+                          {aInts("kernel_shape", {2, 2})}),
+                  "outside");
+  expectNodeError(runNode("Resize", 13, {img, nullptr, floats({4}, {1, 1, -2, 2})}), "scales");
+  expectNodeError(runNode("Resize", 13, {img, nullptr, floats({2}, {2, 2})}), "scales");
+  expectNodeError(runNode("BatchNormalization", 15,
+                          {img, floats({2}, {1, 1}), floats({1}, {0}), floats({1}, {0}),
+                           floats({1}, {1})}),
+                  "scale");
+  expectNodeError(runNode("RoiAlign", 16,
+                          {img, floats({1, 4}, {0, 0, 1, 1}), int64s({1}, {3})}),
+                  "batch index");
+  expectNodeError(runNode("LSTM", 14,
+                          {floats({2, 1, 3}, std::vector<float>(6)),
+                           floats({1, 6, 3}, std::vector<float>(18)),
+                           floats({1, 8, 2}, std::vector<float>(16))},
+                          {aInt("hidden_size", 2)}),
+                  "W has shape");
+  expectNodeError(runNode("GRU", 14,
+                          {floats({2, 1, 3}, std::vector<float>(6)),
+                           floats({1, 6, 3}, std::vector<float>(18)),
+                           floats({1, 6, 2}, std::vector<float>(12)), nullptr,
+                           int64s({1}, {5})},
+                          {aInt("hidden_size", 2)}),
+                  "sequence_lens");
+  expectNodeError(runNode("NonMaxSuppression", 11,
+                          {floats({1, 2, 4}, std::vector<float>(8)),
+                           floats({1, 1, 3}, std::vector<float>(3))}),
+                  "do not match");
+}
+
+} // namespace

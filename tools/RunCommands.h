@@ -1,0 +1,59 @@
+//===- tools/RunCommands.h - `onnxslim run` and `onnxslim verify` -*- C++ -*-===//
+//
+// Two subcommands built on the interpreter (runtime/):
+//
+//   onnxslim run MODEL [--input NAME=FILE.pb ...] [--seed N] [--dim SYM=N]
+//                      [--input-specs FILE[:NAME]] [--output-dir DIR] [--bench N]
+//     runs MODEL on the given TensorProto inputs (others: seeded random
+//     values that respect each input's dtype and shape) and writes every
+//     output as DIR/<output name>.pb (characters outside [A-Za-z0-9._-]
+//     become '_', as tools/oracle/oracle.js names them). --bench N then
+//     runs it N more times and prints "latency_ms: <median>" (one thread).
+//
+//   onnxslim verify A B [--samples N] [--seed N] [--dim SYM=N] [--rtol R]
+//                       [--atol A] [--input-specs FILE[:NAME]]
+//     runs both models on the same seeded inputs and prints, per output, the
+//     max absolute and max relative difference over all samples; exits 0
+//     only when every output is within |a - b| <= atol + rtol * |b|.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace onnxslim::tools {
+
+/// Inputs shared by `run` and `verify`.
+struct InputArgs {
+  uint64_t seed = 0;
+  std::vector<std::string> dims;   ///< SYM=N
+  std::vector<std::string> inputs; ///< NAME=FILE.pb or FILE.pb (name from the TensorProto)
+  std::string inputSpecs;          ///< FILE[:NAME] (tests/models/models.json format)
+};
+
+struct RunArgs {
+  std::string model;
+  std::string outputDir = ".";
+  InputArgs in;
+  bool quiet = false;
+  /// When > 0: run this many more times after the first and print the median latency.
+  int benchRuns = 0;
+};
+
+struct VerifyArgs {
+  std::string modelA;
+  std::string modelB;
+  int samples = 1;
+  double rtol = 1e-4;
+  double atol = 1e-5;
+  InputArgs in;
+};
+
+/// Given the arguments, Execute: `onnxslim run`, Result: the exit status.
+int runModelCommand(const RunArgs &args);
+/// Given the arguments, Execute: `onnxslim verify`, Result: the exit status.
+int verifyModelsCommand(const VerifyArgs &args);
+
+} // namespace onnxslim::tools
