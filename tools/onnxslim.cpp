@@ -2,6 +2,8 @@
 //
 //   onnxslim IN OUT [options]      optimize IN, write OUT, print a summary
 //   onnxslim dump IN               print the IR as ONNX textual syntax
+//   onnxslim run MODEL             run it in the interpreter, write outputs
+//   onnxslim verify A B            compare two models' outputs on seeded inputs
 //
 // Errors go to stderr as one line naming the file (and node, op and subgraph
 // path where there is one) and the exit status is non-zero. The input is
@@ -10,8 +12,12 @@
 //===----------------------------------------------------------------------===//
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "runtime/Inputs.h"
 #include "tools/ModelIO.h"
+#include "tools/RunCommands.h"
 #include "tools/Summary.h"
+#include "transforms/PassManager.h"
+#include "transforms/Passes.h"
 
 #include <CLI/CLI.hpp>
 
@@ -43,20 +49,105 @@ struct MainArgs {
   std::string emit = "onnx";
   bool externalData = false;
   bool quiet = false;
+  // Pass pipeline (transforms/).
+  std::string passes;
+  bool passesGiven = false;
+  bool listPasses = false;
+  bool enableTestPasses = false;
+  bool stats = false;
+  bool timing = false;
+  PassManagerOptions pm;
+  std::vector<std::string> dims;  ///< SYM=N for --model-check inputs
+  std::string inputSpecs;         ///< FILE[:NAME] for --model-check inputs
 };
+
+/// The model check's options from --dim and --input-specs.
+bool modelCheckOptions(const MainArgs &args, ModelCheckOptions &opts, std::string &error) {
+  for (const std::string &d : args.dims) {
+    rt::Status s = rt::parseDimFlag(d, opts.dims);
+    if (!s.ok()) {
+      error = "--dim " + d + ": " + s.message();
+      return false;
+    }
+  }
+  if (!args.inputSpecs.empty()) {
+    size_t colon = args.inputSpecs.rfind(':');
+    opts.specFile = args.inputSpecs.substr(0, colon);
+    // Without :NAME, the entry named like the input file (without extension).
+    std::string base = args.input.substr(args.input.find_last_of('/') + 1);
+    opts.specModel = colon != std::string::npos ? args.inputSpecs.substr(colon + 1) : base.substr(0, base.rfind('.'));
+  }
+  return true;
+}
+
+PassRegistry makeRegistry(const MainArgs &args) {
+  PassRegistry registry = PassRegistry::withBuiltinPasses();
+  if (args.enableTestPasses)
+    registerTestPasses(registry);
+  return registry;
+}
+
+int listPasses(const MainArgs &args) {
+  PassRegistry registry = makeRegistry(args);
+  std::cout << "Passes (default pipeline: " << defaultPipeline() << "):\n";
+  for (const PassInfo *p : registry.passes())
+    std::cout << "  " << p->name << std::string(p->name.size() < 34 ? 34 - p->name.size() : 1, ' ')
+              << p->description << "\n";
+  return 0;
+}
+
+/// Writes the model as text to standard output (OUT = "-").
+bool printToStdout(const Model &model, std::string &error) {
+  PrintOptions opts;
+  opts.printLargeConstants = true;
+  std::string text = toText(model, opts);
+  std::cout << text << (text.empty() || text.back() != '\n' ? "\n" : "");
+  std::cout.flush();
+  if (!std::cout)
+    error = "cannot write to standard output";
+  return static_cast<bool>(std::cout);
+}
 
 int runMain(const MainArgs &args) {
   auto start = std::chrono::steady_clock::now();
   std::string error;
+  bool toStdout = args.output == "-";
+  if (toStdout && args.emit != "text")
+    return fail("writing to standard output ('-') needs --emit=text");
+
+  // The pipeline is parsed before the model is read, so a typo fails fast.
+  PassRegistry registry = makeRegistry(args);
+  PassManager pm(registry, args.pm);
+  if (!pm.parsePipeline(args.passesGiven ? args.passes : defaultPipeline(), error))
+    return fail(error);
+  // --passes= runs exactly that pipeline once; the default one runs to a fixed point.
+  pm.setMaxRounds(args.passesGiven ? 1 : 10);
+  if (args.pm.modelCheck || args.pm.modelCheckEach) {
+    ModelCheckOptions checkOptions;
+    if (!modelCheckOptions(args, checkOptions, error))
+      return fail(error);
+    pm.setOutputChecker(createRuntimeOutputChecker(checkOptions));
+  }
+
   std::unique_ptr<Model> model = loadAny(args.input, error);
   if (!model || !checkIR(*model, args.input, error))
     return fail(error);
   ModelStats before = collectStats(*model);
   before.fileBytes = fileSize(args.input);
 
-  // The pass pipeline runs here (transforms/): none exist yet, so the model
-  // round-trips unchanged.
+  bool ok = pm.run(*model, error);
+  if (args.stats)
+    pm.printStatistics(std::cerr);
+  if (args.timing)
+    pm.printTiming(std::cerr);
+  if (!ok)
+    return fail(args.input + ": " + error);
 
+  if (toStdout) {
+    if (!printToStdout(*model, error))
+      return fail(error);
+    return 0;
+  }
   SaveSettings settings;
   settings.emit = args.emit == "text" ? Emit::Text : Emit::Onnx;
   settings.externalData = args.externalData;
@@ -96,11 +187,65 @@ int main(int argc, char **argv) {
                "Write tensors of 1 KiB and more to <output>.data beside the output");
   app.add_flag("-q,--quiet", mainArgs.quiet, "Do not print the summary table");
 
+  // Pass pipeline and instrumentation (LLVM opt / mlir-opt style).
+  CLI::Option *passesOpt = app.add_option(
+      "--passes", mainArgs.passes,
+      "Run exactly this comma-separated pipeline once ('--passes=' runs none)")
+      ->expected(0, 1)
+      ->allow_extra_args(false);
+  app.add_flag("--list-passes", mainArgs.listPasses, "List the passes and exit");
+  app.add_option("--print-ir-before", mainArgs.pm.printIRBefore, "Print the IR before these passes")
+      ->delimiter(',');
+  app.add_option("--print-ir-after", mainArgs.pm.printIRAfter, "Print the IR after these passes")
+      ->delimiter(',');
+  app.add_flag("--print-ir-before-all", mainArgs.pm.printIRBeforeAll, "Print the IR before every pass");
+  app.add_flag("--print-ir-after-all", mainArgs.pm.printIRAfterAll, "Print the IR after every pass");
+  app.add_flag("--print-ir-after-change", mainArgs.pm.printIRAfterChange,
+               "Print the IR after every pass that changed it");
+  app.add_flag("--verify-each", mainArgs.pm.verifyEach, "Run the IR verifier after every pass");
+  app.add_flag("--stats", mainArgs.stats, "Print how many rewrites each pass made");
+  app.add_flag("--timing", mainArgs.timing, "Print the time spent in each pass");
+  app.add_option("--debug-only", mainArgs.pm.debugOnly,
+                 "Explain each rewrite and declined match of these passes or patterns ('all')")
+      ->delimiter(',');
+  app.add_flag("--model-check", mainArgs.pm.modelCheck,
+               "Refuse to write a model whose outputs differ from the input's on seeded random inputs");
+  app.add_flag("--model-check-each", mainArgs.pm.modelCheckEach,
+               "Compare outputs after every pass and roll back a pass that changed them");
+  app.add_option("--dim", mainArgs.dims, "Size of a symbolic input dim for --model-check (SYM=N, repeatable)");
+  app.add_option("--input-specs", mainArgs.inputSpecs,
+                 "Input shapes/values for --model-check from a models.json file (FILE[:NAME])");
+  app.add_flag("--enable-test-passes", mainArgs.enableTestPasses,
+               "Register the deliberately wrong test passes")
+      ->group("");
+
   std::string dumpInput;
   bool largeConstants = false;
   CLI::App *dump = app.add_subcommand("dump", "Print a model as ONNX textual syntax");
   dump->add_option("input", dumpInput, "Input model")->required();
   dump->add_flag("--print-large-constants", largeConstants, "Print every constant in full");
+
+  RunArgs runArgs;
+  CLI::App *run = app.add_subcommand("run", "Run a model in the interpreter and write its outputs as TensorProto files");
+  run->add_option("model", runArgs.model, "Model")->required();
+  run->add_option("--output-dir", runArgs.outputDir, "Where <output name>.pb files go (default: .)");
+  run->add_flag("-q,--quiet", runArgs.quiet, "Do not list the outputs");
+  run->add_option("--bench", runArgs.benchRuns, "Then run N more times and print the median latency");
+  VerifyArgs verifyArgs;
+  CLI::App *verifyCmd =
+      app.add_subcommand("verify", "Run two models on the same seeded inputs and compare their outputs");
+  verifyCmd->add_option("a", verifyArgs.modelA, "Reference model")->required();
+  verifyCmd->add_option("b", verifyArgs.modelB, "Model to check")->required();
+  verifyCmd->add_option("--samples", verifyArgs.samples, "Number of seeded input samples (default 1)");
+  verifyCmd->add_option("--rtol", verifyArgs.rtol, "Relative tolerance (default 1e-4)");
+  verifyCmd->add_option("--atol", verifyArgs.atol, "Absolute tolerance (default 1e-5)");
+  for (auto [cmd, in] : {std::pair{run, &runArgs.in}, std::pair{verifyCmd, &verifyArgs.in}}) {
+    cmd->add_option("--input", in->inputs, "Input from a TensorProto file: NAME=FILE.pb or FILE.pb (repeatable)");
+    cmd->add_option("--seed", in->seed, "Seed of the random inputs (default 0)");
+    cmd->add_option("--dim", in->dims, "Size of a symbolic input dim: SYM=N (repeatable; others are 1)");
+    cmd->add_option("--input-specs", in->inputSpecs,
+                    "Input shapes/dtypes/ranges from a models.json file (FILE[:NAME])");
+  }
 
   try {
     app.parse(argc, argv);
@@ -110,6 +255,13 @@ int main(int argc, char **argv) {
 
   if (dump->parsed())
     return runDump(dumpInput, largeConstants);
+  if (run->parsed())
+    return runModelCommand(runArgs);
+  if (verifyCmd->parsed())
+    return verifyModelsCommand(verifyArgs);
+  mainArgs.passesGiven = passesOpt->count() > 0;
+  if (mainArgs.listPasses)
+    return listPasses(mainArgs);
   if (mainArgs.input.empty() || mainArgs.output.empty()) {
     std::cerr << app.help();
     return 2;

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Every real model runs in onnxslim's interpreter (`onnxslim run`) on the
 # inputs ONNX Runtime was given (tools/oracle writes them to DIR/inputs/),
-# and every output must match ONNX Runtime's within rtol 1e-4, atol 1e-5.
-# Then `onnxslim verify M M` must pass for every model.
+# and every output must match ONNX Runtime's within rtol 1e-4, atol 1e-5 --
+# or, on the deep convolution stacks where ORT itself moves that much between
+# its optimized and unoptimized runs (face_back, mlsd_*: up to 1e-2 absolute
+# on offsets), be no further from ORT than twice ORT's own difference
+# (onnxslim_compare_outputs --noise). Then `onnxslim verify M M` must pass.
 #
 # usage: ort_interpreter.sh ONNXSLIM COMPARE_OUTPUTS [MODEL_CACHE]
 set -uo pipefail
@@ -22,7 +25,8 @@ for name in $(node -e 'for (const m of require(process.argv[1]).models) console.
   model="$cache/$name.onnx"
   [ -f "$model" ] || { echo "error: $model missing: run scripts/fetch-models.sh" >&2; exit 1; }
   out="$tmp/$name"; mkdir -p "$out/ort" "$out/ours"
-  if ! node "$oracle" "$model" --out "$out/ort" --spec "$spec:$name" --seed 7 --quiet >/dev/null 2>"$out/err"; then
+  if ! node "$oracle" "$model" --out "$out/ort" --spec "$spec:$name" --seed 7 --quiet >/dev/null 2>"$out/err" ||
+     ! node "$oracle" "$model" --out "$out/noopt" --spec "$spec:$name" --seed 7 --no-optimize --quiet >/dev/null 2>>"$out/err"; then
     failed=$((failed + 1)); failures+=("$name: onnxruntime: $(cat "$out/err")"); continue
   fi
   inputs=()
@@ -32,7 +36,7 @@ for name in $(node -e 'for (const m of require(process.argv[1]).models) console.
   if ! "$onnxslim" run "$model" "${inputs[@]}" --output-dir "$out/ours" -q 2>"$out/err"; then
     failed=$((failed + 1)); failures+=("$name: onnxslim run: $(cat "$out/err")"); continue
   fi
-  if ! "$compare" "$out/ort" "$out/ours" --rtol 1e-4 --atol 1e-5 >"$out/cmp"; then
+  if ! "$compare" "$out/ort" "$out/ours" --rtol 1e-4 --atol 1e-5 --noise "$out/noopt" >"$out/cmp"; then
     failed=$((failed + 1)); failures+=("$name: outputs differ from ONNX Runtime: $(cat "$out/cmp")"); continue
   fi
   if ! "$onnxslim" verify "$model" "$model" --input-specs "$spec:$name" >"$out/verify" 2>&1; then

@@ -1,0 +1,70 @@
+//===- transforms/Pass.cpp - Passes, their context and statistics ---------===//
+#include "transforms/Pass.h"
+
+#include <iostream>
+
+namespace onnxslim {
+
+PassContext::PassContext() : debug_(&std::cerr) {}
+
+void PassContext::setCurrentPass(std::string_view pass) {
+  currentPass_ = std::string(pass);
+  currentStats_ = SIZE_MAX;
+  for (size_t i = 0; i < stats_.size(); ++i)
+    if (stats_[i].pass == pass)
+      currentStats_ = i;
+}
+
+uint64_t &PassContext::counter(std::string_view name, std::string_view description) {
+  if (currentStats_ == SIZE_MAX) {
+    stats_.push_back(PassStatistics{currentPass_, {}});
+    currentStats_ = stats_.size() - 1;
+  }
+  std::vector<StatisticCounter> &counters = stats_[currentStats_].counters;
+  for (StatisticCounter &c : counters)
+    if (c.name == name) {
+      if (c.description.empty())
+        c.description = std::string(description);
+      return c.value;
+    }
+  counters.push_back(StatisticCounter{std::string(name), std::string(description), 0});
+  return counters.back().value;
+}
+
+void PassContext::enableDebug(const std::vector<std::string> &names) {
+  for (const std::string &n : names) {
+    if (n == "all")
+      debugAll_ = true;
+    else if (!n.empty())
+      debugNames_.insert(n);
+  }
+}
+
+bool PassContext::isDebugEnabled(std::string_view name) const {
+  if (debugAll_)
+    return true;
+  if (debugNames_.empty())
+    return false;
+  return debugNames_.count(currentPass_) != 0 || (!name.empty() && debugNames_.count(name) != 0);
+}
+
+void PassContext::warn(std::string_view message) {
+  *debug_ << "onnxslim: warning: ";
+  if (!currentPass_.empty())
+    *debug_ << "[" << currentPass_ << "] ";
+  *debug_ << message << "\n";
+}
+
+void PassContext::signalPassFailure(std::string message) {
+  if (failure_.empty())
+    failure_ = std::move(message);
+}
+
+Pass::~Pass() = default;
+
+bool Pass::setOption(std::string_view key, std::string_view, std::string &error) {
+  error = "pass '" + std::string(name()) + "' has no option '" + std::string(key) + "'";
+  return false;
+}
+
+} // namespace onnxslim

@@ -1,0 +1,328 @@
+//===- transforms/PassManager.cpp - Pipelines of passes -------------------===//
+#include "transforms/PassManager.h"
+
+#include "ir/IR.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+#include "transforms/Clone.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+namespace onnxslim {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n'))
+    s.remove_suffix(1);
+  return s;
+}
+
+/// Splits "a,b{x=1,y=2},c" at the commas outside braces.
+bool splitPipeline(std::string_view text, std::vector<std::string_view> &out, std::string &error) {
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    char c = i < text.size() ? text[i] : ',';
+    if (c == '{')
+      ++depth;
+    else if (c == '}' && --depth < 0) {
+      error = "unbalanced '}' in the pass pipeline";
+      return false;
+    } else if (c == ',' && depth == 0) {
+      out.push_back(trim(text.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  if (depth != 0) {
+    error = "unbalanced '{' in the pass pipeline";
+    return false;
+  }
+  return true;
+}
+
+/// Splits "k=v k2=v2" (spaces or commas between entries).
+std::vector<std::pair<std::string, std::string>> splitOptions(std::string_view text, bool &ok) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t i = 0;
+  ok = true;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == ','))
+      ++i;
+    size_t start = i;
+    while (i < text.size() && text[i] != ' ' && text[i] != ',')
+      ++i;
+    std::string_view item = text.substr(start, i - start);
+    if (item.empty())
+      continue;
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      ok = false;
+      return out;
+    }
+    out.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
+  }
+  return out;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
+PassManager::PassManager(const PassRegistry &registry, PassManagerOptions options)
+    : registry_(registry), options_(std::move(options)) {
+  context_.enableDebug(options_.debugOnly);
+  if (options_.log)
+    context_.setDebugStream(*options_.log);
+}
+
+PassManager::~PassManager() = default;
+
+std::ostream &PassManager::log() const { return options_.log ? *options_.log : std::cerr; }
+
+bool PassManager::parsePipeline(std::string_view text, std::string &error) {
+  if (trim(text).empty())
+    return true;
+  std::vector<std::string_view> items;
+  if (!splitPipeline(text, items, error))
+    return false;
+  std::vector<std::unique_ptr<Pass>> parsed;
+  for (std::string_view item : items) {
+    if (item.empty()) {
+      error = "empty pass name in the pipeline '" + std::string(text) + "'";
+      return false;
+    }
+    std::string_view name = item, optionText;
+    if (size_t brace = item.find('{'); brace != std::string_view::npos) {
+      if (item.back() != '}') {
+        error = "text after the options of '" + std::string(item) + "'";
+        return false;
+      }
+      name = trim(item.substr(0, brace));
+      optionText = item.substr(brace + 1, item.size() - brace - 2);
+    }
+    const PassInfo *info = registry_.lookup(name);
+    if (!info) {
+      error = "unknown pass '" + std::string(name) + "' (see --list-passes)";
+      return false;
+    }
+    std::unique_ptr<Pass> pass = info->create();
+    bool ok = true;
+    for (const auto &[key, value] : splitOptions(optionText, ok))
+      if (!pass->setOption(key, value, error))
+        return false;
+    if (!ok) {
+      error = "bad options '" + std::string(optionText) + "' for pass '" + std::string(name) +
+              "' (expected key=value ...)";
+      return false;
+    }
+    parsed.push_back(std::move(pass));
+  }
+  for (auto &p : parsed)
+    addPass(std::move(p));
+  return true;
+}
+
+void PassManager::addPass(std::unique_ptr<Pass> pass) {
+  Entry e;
+  e.pass = std::move(pass);
+  passes_.push_back(std::move(e));
+}
+
+std::string PassManager::pipelineText() const {
+  std::string out;
+  for (const Entry &e : passes_) {
+    if (!out.empty())
+      out += ",";
+    out += e.pass->name();
+    std::string opts = e.pass->optionsText();
+    if (!opts.empty())
+      out += "{" + opts + "}";
+  }
+  return out;
+}
+
+void PassManager::setOutputChecker(std::unique_ptr<OutputChecker> checker) {
+  checker_ = std::move(checker);
+}
+
+bool PassManager::selected(const std::vector<std::string> &names, std::string_view pass) const {
+  return std::find(names.begin(), names.end(), pass) != names.end() ||
+         std::find(names.begin(), names.end(), "all") != names.end();
+}
+
+void PassManager::dumpIR(const Model &model, std::string_view when, std::string_view pass) {
+  std::ostream &os = log();
+  os << "# *** IR Dump " << when << " " << pass << " ***\n";
+  PrintOptions opts;
+  opts.printLargeConstants = options_.printLargeConstants;
+  std::string text = toText(model, opts);
+  os << text << (text.empty() || text.back() != '\n' ? "\n" : "");
+  os.flush();
+}
+
+bool PassManager::runPass(Entry &entry, Model &model, unsigned round, bool &changed,
+                          std::string &error) {
+  Pass &pass = *entry.pass;
+  std::string name(pass.name());
+  if (options_.printIRBeforeAll || selected(options_.printIRBefore, name))
+    dumpIR(model, "Before", name);
+
+  std::unique_ptr<Graph> snapshot;
+  if (options_.modelCheckEach && checker_ && model.graph()) {
+    snapshot = cloneGraph(*model.graph());
+    if (!snapshot) {
+      error = "cannot snapshot the IR before pass '" + name + "': it reads values out of scope";
+      return false;
+    }
+  }
+
+  context_.setCurrentPass(name);
+  auto start = std::chrono::steady_clock::now();
+  changed = pass.run(model, context_);
+  entry.seconds += secondsSince(start);
+  ++entry.runs;
+
+  std::string where = "pass '" + name + "'" + (maxRounds_ > 1 ? " (round " + std::to_string(round) + ")" : "");
+  if (context_.failed()) {
+    error = where + " failed: " + context_.failureMessage();
+    return false;
+  }
+  if (options_.printIRAfterAll || selected(options_.printIRAfter, name) ||
+      (options_.printIRAfterChange && changed))
+    dumpIR(model, "After", name);
+  if (options_.verifyEach) {
+    std::vector<std::string> problems = verify(model, 5);
+    if (!problems.empty()) {
+      error = "IR verifier failed after " + where + ": " + problems.front();
+      for (size_t i = 1; i < problems.size(); ++i)
+        error += "\n  " + problems[i];
+      return false;
+    }
+  }
+  if (snapshot && changed) {
+    std::string diff;
+    if (!checker_->matchesReference(model, diff)) {
+      model.setGraph(std::move(snapshot));
+      changed = false;
+      entry.disabled = true;
+      log() << "onnxslim: model-check-each: " << where << " changed the model's outputs; rolled back\n"
+            << diff << (diff.empty() || diff.back() == '\n' ? "" : "\n");
+      report_.rolledBack.push_back(name + ": " + diff);
+    }
+  }
+  return true;
+}
+
+bool PassManager::run(Model &model, std::string &error) {
+  report_ = PassManagerReport{};
+  for (const std::vector<std::string> *names : {&options_.printIRBefore, &options_.printIRAfter})
+    for (const std::string &name : *names)
+      if (name != "all" && !registry_.lookup(name)) {
+        error = "unknown pass '" + name + "' in an --print-ir option (see --list-passes)";
+        return false;
+      }
+  auto start = std::chrono::steady_clock::now();
+  bool checking = (options_.modelCheck || options_.modelCheckEach);
+  if (checking && !checker_) {
+    error = "--model-check needs the runtime's output checker, which is not available";
+    return false;
+  }
+  if (checking && !checker_->recordReference(model, error)) {
+    error = "model check: cannot run the input model: " + error;
+    return false;
+  }
+  for (unsigned round = 1; round <= maxRounds_; ++round) {
+    report_.rounds = round;
+    bool roundChanged = false;
+    for (Entry &e : passes_) {
+      if (e.disabled)
+        continue;
+      bool changed = false;
+      if (!runPass(e, model, round, changed, error)) {
+        totalSeconds_ += secondsSince(start);
+        return false;
+      }
+      roundChanged |= changed;
+    }
+    report_.changed |= roundChanged;
+    report_.converged = !roundChanged || maxRounds_ == 1;
+    if (!roundChanged)
+      break;
+  }
+  totalSeconds_ += secondsSince(start);
+  if (!report_.converged) {
+    context_.setCurrentPass("");
+    context_.warn("the pipeline still changed the model in round " + std::to_string(maxRounds_) +
+                  " (the round cap); stopped before a fixed point");
+  }
+  if (options_.modelCheck && report_.changed) {
+    std::string diff;
+    if (!checker_->matchesReference(model, diff)) {
+      error = "model check failed: the optimized model's outputs differ from the input model's\n" + diff;
+      return false;
+    }
+  }
+  return true;
+}
+
+void PassManager::printStatistics(std::ostream &os) const {
+  os << "===" << std::string(73, '-') << "===\n"
+     << "                         ... Pass statistics report ...\n"
+     << "===" << std::string(73, '-') << "===\n";
+  for (const Entry &e : passes_) {
+    // A pass listed twice prints once.
+    bool first = true;
+    for (const Entry &prev : passes_) {
+      if (&prev == &e)
+        break;
+      if (prev.pass->name() == e.pass->name())
+        first = false;
+    }
+    if (!first)
+      continue;
+    os << e.pass->name() << "\n";
+    for (const PassStatistics &ps : context_.statistics()) {
+      if (ps.pass != e.pass->name())
+        continue;
+      for (const StatisticCounter &c : ps.counters) {
+        os << "  (S) " << c.value << " " << c.name;
+        if (!c.description.empty())
+          os << " - " << c.description;
+        os << "\n";
+      }
+    }
+  }
+}
+
+void PassManager::printTiming(std::ostream &os) const {
+  char line[256];
+  os << "===" << std::string(73, '-') << "===\n"
+     << "                         ... Execution time report ...\n"
+     << "===" << std::string(73, '-') << "===\n";
+  std::snprintf(line, sizeof line, "  Total Execution Time: %.4f seconds (%u round%s)\n\n",
+                totalSeconds_, report_.rounds, report_.rounds == 1 ? "" : "s");
+  os << line << "   Wall Time  Runs  Name\n";
+  double sum = 0;
+  for (const Entry &e : passes_) {
+    double pct = totalSeconds_ > 0 ? 100.0 * e.seconds / totalSeconds_ : 0.0;
+    std::snprintf(line, sizeof line, "  %.4f (%5.1f%%) %4u  ", e.seconds, pct, e.runs);
+    os << line << e.pass->name() << "\n";
+    sum += e.seconds;
+  }
+  double other = std::max(0.0, totalSeconds_ - sum);
+  std::snprintf(line, sizeof line, "  %.4f (%5.1f%%)       (instrumentation and model checks)\n", other,
+                totalSeconds_ > 0 ? 100.0 * other / totalSeconds_ : 0.0);
+  os << line;
+  std::snprintf(line, sizeof line, "  %.4f (100.0%%)       Total\n", totalSeconds_);
+  os << line;
+}
+
+} // namespace onnxslim

@@ -1,0 +1,122 @@
+//===- transforms/PassManager.h - Pipelines of passes ----------*- C++ -*-===//
+//
+// A PassManager holds an ordered list of passes, parsed from pipeline text
+// such as "eliminate-identity-ops,eliminate-dead-nodes" (a pass may carry
+// options: "eliminate-unused-initializers{include-inputs=true}"), which
+// pipelineText() prints back unchanged. run() executes the list once, or
+// repeatedly up to a cap until a whole round changes nothing (fixed point).
+//
+// Instrumentation, all off by default (LLVM opt / mlir-opt flags):
+//   print IR before/after a named pass, after every pass, after every pass
+//   that changed something (stderr, ONNX textual syntax, a header line
+//   naming the pass); verify the IR after each pass (a broken invariant
+//   stops the run and names the pass); statistics and timing reports;
+//   --model-check (final outputs must equal the input model's) and
+//   --model-check-each (a pass that changes the outputs is rolled back,
+//   reported, and not run again).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "transforms/ModelCheck.h"
+#include "transforms/Pass.h"
+#include "transforms/PassRegistry.h"
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace onnxslim {
+
+struct PassManagerOptions {
+  std::vector<std::string> printIRBefore;
+  std::vector<std::string> printIRAfter;
+  bool printIRBeforeAll = false;
+  bool printIRAfterAll = false;
+  bool printIRAfterChange = false;
+  /// Print every constant in full in IR dumps.
+  bool printLargeConstants = false;
+  /// Run ir/Verifier after every pass; stop at the first broken invariant.
+  bool verifyEach = false;
+  /// Pass or pattern names whose debug lines print ("all" for every one).
+  std::vector<std::string> debugOnly;
+  /// Compare the final outputs with the input model's (needs `checker`).
+  bool modelCheck = false;
+  /// Compare after every changing pass and roll back a pass that differs.
+  bool modelCheckEach = false;
+  /// Where IR dumps, debug lines and rollback notes go (stderr when null).
+  std::ostream *log = nullptr;
+};
+
+/// What one run did.
+struct PassManagerReport {
+  unsigned rounds = 0;
+  /// Whether the last round changed nothing (always true for a single round
+  /// that ran to completion and a fixed-point run that stopped on its own).
+  bool converged = true;
+  bool changed = false;
+  /// "pass: report" for every pass rolled back by --model-check-each.
+  std::vector<std::string> rolledBack;
+};
+
+class PassManager {
+public:
+  /// Given the registry to resolve pass names in, Result: an empty pipeline.
+  explicit PassManager(const PassRegistry &registry, PassManagerOptions options = {});
+  ~PassManager();
+
+  /// Given pipeline text ("a,b{k=v},c"; "" = no pass), Execute: appends
+  /// those passes, Result: false with `error` for an unknown pass or a bad
+  /// option (the pipeline is left unchanged then).
+  bool parsePipeline(std::string_view text, std::string &error);
+  /// Given a pass, Execute: appends it.
+  void addPass(std::unique_ptr<Pass> pass);
+  /// The pipeline as text; parsePipeline(pipelineText()) rebuilds it.
+  std::string pipelineText() const;
+  size_t size() const { return passes_.size(); }
+
+  /// Given a round cap (>= 1), Execute: makes run() repeat the pipeline until
+  /// a round changes nothing or `maxRounds` rounds ran. 1 = run once.
+  void setMaxRounds(unsigned maxRounds) { maxRounds_ = maxRounds ? maxRounds : 1; }
+  /// Given a checker, Execute: uses it for --model-check(-each).
+  void setOutputChecker(std::unique_ptr<OutputChecker> checker);
+
+  /// Given a model, Execute: runs the pipeline with the instrumentation of
+  /// the options, Result: false with `error` when a pass broke the IR or a
+  /// contract, or the model check failed (the model must not be written).
+  /// A rollback (--model-check-each) installs a copy of the main graph taken
+  /// before the pass: pointers into the old graph do not survive it.
+  bool run(Model &model, std::string &error);
+  const PassManagerReport &report() const { return report_; }
+  PassContext &context() { return context_; }
+
+  /// Given a stream, Execute: prints the counters of every pass that ran.
+  void printStatistics(std::ostream &os) const;
+  /// Given a stream, Execute: prints wall time per pipeline entry.
+  void printTiming(std::ostream &os) const;
+
+private:
+  struct Entry {
+    std::unique_ptr<Pass> pass;
+    double seconds = 0;
+    unsigned runs = 0;
+    bool disabled = false; ///< rolled back by --model-check-each
+  };
+  bool runPass(Entry &entry, Model &model, unsigned round, bool &changed, std::string &error);
+  void dumpIR(const Model &model, std::string_view when, std::string_view pass);
+  bool selected(const std::vector<std::string> &names, std::string_view pass) const;
+  std::ostream &log() const;
+
+  const PassRegistry &registry_;
+  PassManagerOptions options_;
+  std::vector<Entry> passes_;
+  unsigned maxRounds_ = 1;
+  std::unique_ptr<OutputChecker> checker_;
+  PassContext context_;
+  PassManagerReport report_;
+  double totalSeconds_ = 0;
+};
+
+} // namespace onnxslim

@@ -1,0 +1,78 @@
+//===- transforms/TestPasses.cpp - Deliberately wrong passes for tests ----===//
+//
+// Passes that exist to show the safety nets at work; registered only by
+// registerTestPasses() (tests, and the command line's hidden
+// --enable-test-passes), never in the default registry.
+//
+//   test-negate-first-output   computes the negation of the first graph
+//                              output (a float tensor) under its old name:
+//                              structurally valid, numerically wrong, so
+//                              --model-check-each must roll it back.
+//   test-break-ir              inserts, at the top of the main graph, an
+//                              Identity reading the last node's result: the
+//                              topological order breaks and --verify-each
+//                              must stop with this pass's name.
+//
+//===----------------------------------------------------------------------===//
+#include "transforms/PassRegistry.h"
+#include "transforms/Passes.h"
+#include "transforms/PatternMatch.h"
+#include "transforms/ValueUtils.h"
+
+namespace onnxslim {
+
+namespace {
+
+class NegateFirstOutputPass : public Pass {
+public:
+  std::string_view name() const override { return "test-negate-first-output"; }
+  std::string_view description() const override {
+    return "(test) Negate the first graph output: a wrong pass for --model-check-each";
+  }
+  bool run(Model &model, PassContext &context) override {
+    Graph *g = model.graph();
+    if (!g || g->numOutputs() == 0)
+      return false;
+    Value *out = g->output(0);
+    Node *producer = out->definingNode();
+    std::optional<DataType> dt = knownElemType(out);
+    if (!dt && g->outputSlot(0).type && g->outputSlot(0).type->isTensor())
+      dt = g->outputSlot(0).type->elemType();
+    if (!producer || !dt || !isFloatingPoint(*dt))
+      return false;
+    Rewriter rewriter(context);
+    std::string name = out->name();
+    Node *neg = rewriter.createNodeAfter(producer, "Neg", {out}, {name + "_negated"});
+    neg->result(0)->setType(out->type());
+    rewriter.replaceUsesWithIf(out, neg->result(0), [](const Use &u) { return u.isGraphOutput(); });
+    rewriter.renameValue(out, rewriter.freshName(*g, name + "_before_negation"));
+    rewriter.renameValue(neg->result(0), name);
+    ++context.counter("negated");
+    return true;
+  }
+};
+
+class BreakIRPass : public Pass {
+public:
+  std::string_view name() const override { return "test-break-ir"; }
+  std::string_view description() const override {
+    return "(test) Break the topological order: a wrong pass for --verify-each";
+  }
+  bool run(Model &model, PassContext &context) override {
+    Graph *g = model.graph();
+    if (!g || !g->lastNode() || g->lastNode()->numResults() == 0 || !g->lastNode()->result(0))
+      return false;
+    Rewriter rewriter(context);
+    rewriter.createNodeBefore(g->firstNode(), "Identity", {g->lastNode()->result(0)}, {"broken"});
+    return true;
+  }
+};
+
+} // namespace
+
+void registerTestPasses(PassRegistry &registry) {
+  registry.add<NegateFirstOutputPass>(/*testOnly=*/true);
+  registry.add<BreakIRPass>(/*testOnly=*/true);
+}
+
+} // namespace onnxslim

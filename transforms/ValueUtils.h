@@ -1,0 +1,70 @@
+//===- transforms/ValueUtils.h - Questions passes ask of values -*- C++ -*-===//
+//
+// Small helpers shared by the passes: the constant a value holds (an
+// initializer that is not a graph input, or a Constant node's result), its
+// integer elements, whether every element is 0 or 1, the known shape and
+// element type of a value, and the common rewrite "this node computes its
+// input: replace it by that input" done without renaming graph outputs.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace onnxslim {
+
+class Rewriter;
+
+/// Whether `node` owns subgraphs (If/Loop/Scan bodies); unlike
+/// Node::subgraphs() it allocates nothing, so hot loops ask this first.
+inline bool hasSubgraphs(const Node &node) {
+  for (const Attribute &a : node.attributes())
+    if (a.g || !a.graphs.empty())
+      return true;
+  return false;
+}
+
+/// Given a Constant node, Result: its tensor (value, value_float(s),
+/// value_int(s), value_string(s)); null for sparse_value, an attribute
+/// reference or a malformed node.
+TensorPtr constantNodeTensor(const Node &node);
+
+/// Given a value, Result: the constant it holds (an initializer that is not
+/// a graph input, or a Constant node's result) if its bytes match its dtype
+/// and dims; null otherwise.
+TensorPtr constantTensor(const Value *value);
+
+/// Given an integer constant (any integer dtype), Result: its elements as
+/// int64; nullopt for anything else.
+std::optional<std::vector<int64_t>> constantInts(const Value *value);
+
+/// Given a tensor and 0 or 1, Result: whether it has at least one element
+/// and every element equals that number exactly (numeric dtypes only; -0.0
+/// counts as 0).
+bool isSplatOf(const Tensor &tensor, int number);
+
+/// Given a tensor, Result: a hash of its dtype, dims and content (XXH3),
+/// computed on first request and cached in Tensor::cachedHash; never 0.
+/// `computed` (optional) tells whether this call did the hashing.
+uint64_t tensorContentHash(const Tensor &tensor, bool *computed = nullptr);
+
+/// Given a value, Result: its shape when its type is a tensor of known rank
+/// (from its declared type, or the dims of the constant it holds).
+std::optional<Shape> knownShape(const Value *value);
+
+/// Given a value, Result: its element type when known.
+std::optional<DataType> knownElemType(const Value *value);
+
+/// Given a node all of whose results but the first are unused and a value
+/// equal to that first result, Execute: makes the users read `replacement`
+/// and erases the node; when the result is a graph output (whose name is the
+/// model's interface) the node becomes `Identity(replacement)` instead,
+/// which eliminate-identity-ops resolves, Result: false (no change) when
+/// there is nothing to do, with the reason reported through the rewriter.
+bool replaceNodeWithValue(Node *node, Value *replacement, Rewriter &rewriter, std::string_view what);
+
+} // namespace onnxslim
