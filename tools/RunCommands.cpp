@@ -160,7 +160,9 @@ int runModelCommand(const RunArgs &args) {
     return fail(args.model + ": " + s.message());
   if (!applyInputFiles(graph, args.in.inputs, inputs, error))
     return fail(error);
-  rt::Interpreter interp(*model);
+  rt::RunOptions runOpts;
+  runOpts.profile = args.profile;
+  rt::Interpreter interp(*model, rt::OpRegistry::builtin(), runOpts);
   s = interp.run(graph, inputs, outputs);
   if (!s.ok())
     return fail(args.model + ": " + s.message());
@@ -177,6 +179,17 @@ int runModelCommand(const RunArgs &args) {
     }
     std::nth_element(ms.begin(), ms.begin() + static_cast<long>(ms.size() / 2), ms.end());
     std::printf("latency_ms: %.3f (median of %d runs)\n", ms[ms.size() / 2], args.benchRuns);
+  }
+  if (args.profile) {
+    std::vector<std::pair<std::string, rt::OpProfile>> ops(interp.profile().begin(), interp.profile().end());
+    std::sort(ops.begin(), ops.end(), [](auto &a, auto &b) { return a.second.seconds > b.second.seconds; });
+    double total = 0;
+    for (auto &[op, p] : ops)
+      total += p.seconds;
+    std::printf("%-28s %8s %12s %7s\n", "op", "calls", "ms", "share");
+    for (auto &[op, p] : ops)
+      std::printf("%-28s %8lld %12.3f %6.1f%%\n", op.c_str(), static_cast<long long>(p.calls), p.seconds * 1e3,
+                  total > 0 ? 100 * p.seconds / total : 0.0);
   }
 
   std::error_code ec;

@@ -40,6 +40,8 @@ struct RunArgs {
   bool quiet = false;
   /// When > 0: run this many more times after the first and print the median latency.
   int benchRuns = 0;
+  /// Print the time spent per op type (with --bench: over the timed runs).
+  bool profile = false;
 };
 
 struct VerifyArgs {

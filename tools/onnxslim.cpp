@@ -231,6 +231,7 @@ int main(int argc, char **argv) {
   run->add_option("--output-dir", runArgs.outputDir, "Where <output name>.pb files go (default: .)");
   run->add_flag("-q,--quiet", runArgs.quiet, "Do not list the outputs");
   run->add_option("--bench", runArgs.benchRuns, "Then run N more times and print the median latency");
+  run->add_flag("--profile", runArgs.profile, "Print the time spent in each op type");
   VerifyArgs verifyArgs;
   CLI::App *verifyCmd =
       app.add_subcommand("verify", "Run two models on the same seeded inputs and compare their outputs");
