@@ -154,7 +154,7 @@ TEST(ShapeRuntimeCheck, ConformanceIntermediates) {
           models.push_back(entry.path().string());
   }
   if (models.empty())
-    GTEST_SKIP() << "no conformance data";
+    FAIL() << "no conformance data" << ": run scripts/setup.sh (installs libonnx-testdata)";
   std::sort(models.begin(), models.end());
   CheckStats stats;
   for (const std::string &dir : models) {
@@ -190,7 +190,7 @@ TEST(ShapeRuntimeCheck, ConformanceIntermediates) {
 TEST(ShapeRuntimeCheck, RealModelIntermediates) {
   fs::path dir = ONNXSLIM_MODEL_CACHE;
   if (!fs::is_directory(dir))
-    GTEST_SKIP() << "no real models";
+    FAIL() << "no real models in " << dir << ": run scripts/fetch-models.sh";
   std::string specs = std::string(ONNXSLIM_SOURCE_DIR) + "/tests/models/models.json";
   CheckStats stats;
   for (const auto &entry : fs::directory_iterator(dir)) {
