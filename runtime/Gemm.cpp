@@ -49,10 +49,12 @@ namespace {
 template <typename T> using Batch = xsimd::batch<T>;
 template <typename T> using AlignedVector = std::vector<T, xsimd::aligned_allocator<T, 64>>;
 
-/// Adds alpha * (packed A panel x packed B panel) into the rows x nr tile at C.
+/// Adds alpha * (packed A panel x packed B panel) into the rows x nr tile at
+/// C, or with `overwrite` stores it there without reading C (as if C were 0);
+/// then, when `bias` is not null, adds bias[i] to row i (a separate rounding).
 template <typename T>
 using MicroKernelFn = void (*)(int64_t kc, const T *a, const T *b, T alpha, T *C, int64_t ldc,
-                               int64_t rows, int64_t nr);
+                               int64_t rows, int64_t nr, bool overwrite, const T *bias);
 
 /// One micro-kernel with its tile and cache-block sizes.
 template <typename T> struct Engine {
@@ -197,12 +199,17 @@ void packB(bool transB, const T *B, int64_t ldb, int64_t k0, int64_t kc, int64_t
   }
 }
 
-/// Adds alpha * tile (rows x NR, row stride NR) into the rows x nr block of C.
+/// Adds alpha * tile (rows x NR, row stride NR) into the rows x nr block of
+/// C; with `overwrite`, C is not read (the same values as when it holds 0);
+/// then adds bias[i] to row i when `bias` is not null.
 template <typename T>
-void addTile(const T *tile, int64_t NR, T alpha, T *C, int64_t ldc, int64_t rows, int64_t nr) {
+void addTile(const T *tile, int64_t NR, T alpha, T *C, int64_t ldc, int64_t rows, int64_t nr,
+             bool overwrite, const T *bias) {
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < nr; ++j)
-      C[i * ldc + j] += alpha * tile[i * NR + j];
+    for (int64_t j = 0; j < nr; ++j) {
+      T v = (overwrite ? T(0) : C[i * ldc + j]) + alpha * tile[i * NR + j];
+      C[i * ldc + j] = bias ? v + bias[i] : v;
+    }
 }
 
 //===----------------------------------------------------------------------===//
@@ -211,7 +218,7 @@ void addTile(const T *tile, int64_t NR, T alpha, T *C, int64_t ldc, int64_t rows
 
 template <typename T>
 void microBaseline(int64_t kc, const T *a, const T *b, T alpha, T *C, int64_t ldc, int64_t rows,
-                   int64_t nr) {
+                   int64_t nr, bool overwrite, const T *bias) {
   using B = Batch<T>;
   constexpr int64_t W = static_cast<int64_t>(B::size);
   constexpr int64_t MR = 6;
@@ -246,8 +253,15 @@ void microBaseline(int64_t kc, const T *a, const T *b, T alpha, T *C, int64_t ld
   if (rows == MR && nr == NR) {
     auto update = [&](int64_t i, const B &x0, const B &x1) {
       T *row = C + i * ldc;
-      xsimd::fma(av, x0, B::load_unaligned(row)).store_unaligned(row);
-      xsimd::fma(av, x1, B::load_unaligned(row + W)).store_unaligned(row + W);
+      B old0 = overwrite ? B(T(0)) : B::load_unaligned(row);
+      B old1 = overwrite ? B(T(0)) : B::load_unaligned(row + W);
+      B v0 = xsimd::fma(av, x0, old0), v1 = xsimd::fma(av, x1, old1);
+      if (bias) {
+        v0 += B(bias[i]);
+        v1 += B(bias[i]);
+      }
+      v0.store_unaligned(row);
+      v1.store_unaligned(row + W);
     };
     update(0, c00, c01);
     update(1, c10, c11);
@@ -264,7 +278,7 @@ void microBaseline(int64_t kc, const T *a, const T *b, T alpha, T *C, int64_t ld
     acc[i][0]->store_aligned(tile + i * NR);
     acc[i][1]->store_aligned(tile + i * NR + W);
   }
-  addTile(tile, NR, alpha, C, ldc, rows, nr);
+  addTile(tile, NR, alpha, C, ldc, rows, nr, overwrite, bias);
 }
 
 template <typename T> Engine<T> baselineEngine() {
@@ -286,9 +300,9 @@ template <typename T> Engine<T> baselineEngine() {
 #define ONNXSLIM_ROWS_12(X) ONNXSLIM_ROWS_6(X) X(6) X(7) X(8) X(9) X(10) X(11)
 
 #define ONNXSLIM_DEFINE_KERNEL(NAME, TARGET, T, VEC, W, MRMAX, ROWS_LIST, LOAD, BCAST)           \
-  template <int ROWS>                                                                              \
+  template <int ROWS, bool OVER>                                                                   \
   __attribute__((target(TARGET))) void NAME(int64_t kc, const T *a, const T *b, T alpha, T *C,     \
-                                            int64_t ldc, int64_t nr) {                             \
+                                            int64_t ldc, int64_t nr, const T *bias) {              \
     constexpr int64_t NR = 2 * (W);                                                                \
     ROWS_LIST(ONNXSLIM_ROW_DECL_##NAME)                                                            \
     for (int64_t k = 0; k < kc; ++k) {                                                             \
@@ -300,11 +314,15 @@ template <typename T> Engine<T> baselineEngine() {
     }                                                                                              \
     if (nr == NR) {                                                                                \
       VEC av = BCAST(&alpha);                                                                      \
-      ROWS_LIST(ONNXSLIM_ROW_STORE_##NAME)                                                         \
+      if (bias) {                                                                                  \
+        ROWS_LIST(ONNXSLIM_ROW_STOREB_##NAME)                                                      \
+      } else {                                                                                     \
+        ROWS_LIST(ONNXSLIM_ROW_STORE_##NAME)                                                       \
+      }                                                                                            \
     } else {                                                                                       \
       alignas(64) T tile[(MRMAX) * NR];                                                            \
       ROWS_LIST(ONNXSLIM_ROW_TILE_##NAME)                                                          \
-      addTile(tile, NR, alpha, C, ldc, ROWS, nr);                                                  \
+      addTile(tile, NR, alpha, C, ldc, ROWS, nr, OVER, bias);                                      \
     }                                                                                              \
   }
 
@@ -319,8 +337,19 @@ template <typename T> Engine<T> baselineEngine() {
 #define ONNXSLIM_ROW_STORE_microAvx2F(i)                                                           \
   if constexpr (ROWS > i) {                                                                        \
     float *r = C + i * ldc;                                                                        \
-    _mm256_storeu_ps(r, _mm256_fmadd_ps(av, c##i##0, _mm256_loadu_ps(r)));                         \
-    _mm256_storeu_ps(r + 8, _mm256_fmadd_ps(av, c##i##1, _mm256_loadu_ps(r + 8)));                 \
+    __m256 o0 = OVER ? _mm256_setzero_ps() : _mm256_loadu_ps(r);                                   \
+    _mm256_storeu_ps(r, _mm256_fmadd_ps(av, c##i##0, o0));                                         \
+    __m256 o1 = OVER ? _mm256_setzero_ps() : _mm256_loadu_ps(r + 8);                               \
+    _mm256_storeu_ps(r + 8, _mm256_fmadd_ps(av, c##i##1, o1));                                     \
+  }
+#define ONNXSLIM_ROW_STOREB_microAvx2F(i)                                                          \
+  if constexpr (ROWS > i) {                                                                        \
+    float *r = C + i * ldc;                                                                        \
+    __m256 o0 = OVER ? _mm256_setzero_ps() : _mm256_loadu_ps(r);                                   \
+    _mm256_storeu_ps(r, _mm256_add_ps(_mm256_fmadd_ps(av, c##i##0, o0), _mm256_set1_ps(bias[i]))); \
+    __m256 o1 = OVER ? _mm256_setzero_ps() : _mm256_loadu_ps(r + 8);                               \
+    _mm256_storeu_ps(r + 8,                                                                        \
+                     _mm256_add_ps(_mm256_fmadd_ps(av, c##i##1, o1), _mm256_set1_ps(bias[i])));    \
   }
 #define ONNXSLIM_ROW_TILE_microAvx2F(i)                                                            \
   if constexpr (ROWS > i) {                                                                        \
@@ -341,8 +370,19 @@ ONNXSLIM_DEFINE_KERNEL(microAvx2F, "avx2,fma", float, __m256, 8, 6, ONNXSLIM_ROW
 #define ONNXSLIM_ROW_STORE_microAvx2D(i)                                                           \
   if constexpr (ROWS > i) {                                                                        \
     double *r = C + i * ldc;                                                                       \
-    _mm256_storeu_pd(r, _mm256_fmadd_pd(av, c##i##0, _mm256_loadu_pd(r)));                         \
-    _mm256_storeu_pd(r + 4, _mm256_fmadd_pd(av, c##i##1, _mm256_loadu_pd(r + 4)));                 \
+    __m256d o0 = OVER ? _mm256_setzero_pd() : _mm256_loadu_pd(r);                                  \
+    _mm256_storeu_pd(r, _mm256_fmadd_pd(av, c##i##0, o0));                                         \
+    __m256d o1 = OVER ? _mm256_setzero_pd() : _mm256_loadu_pd(r + 4);                              \
+    _mm256_storeu_pd(r + 4, _mm256_fmadd_pd(av, c##i##1, o1));                                     \
+  }
+#define ONNXSLIM_ROW_STOREB_microAvx2D(i)                                                          \
+  if constexpr (ROWS > i) {                                                                        \
+    double *r = C + i * ldc;                                                                       \
+    __m256d o0 = OVER ? _mm256_setzero_pd() : _mm256_loadu_pd(r);                                  \
+    _mm256_storeu_pd(r, _mm256_add_pd(_mm256_fmadd_pd(av, c##i##0, o0), _mm256_set1_pd(bias[i]))); \
+    __m256d o1 = OVER ? _mm256_setzero_pd() : _mm256_loadu_pd(r + 4);                              \
+    _mm256_storeu_pd(r + 4,                                                                        \
+                     _mm256_add_pd(_mm256_fmadd_pd(av, c##i##1, o1), _mm256_set1_pd(bias[i])));    \
   }
 #define ONNXSLIM_ROW_TILE_microAvx2D(i)                                                            \
   if constexpr (ROWS > i) {                                                                        \
@@ -363,8 +403,19 @@ ONNXSLIM_DEFINE_KERNEL(microAvx2D, "avx2,fma", double, __m256d, 4, 6, ONNXSLIM_R
 #define ONNXSLIM_ROW_STORE_microAvx512F(i)                                                         \
   if constexpr (ROWS > i) {                                                                        \
     float *r = C + i * ldc;                                                                        \
-    _mm512_storeu_ps(r, _mm512_fmadd_ps(av, c##i##0, _mm512_loadu_ps(r)));                         \
-    _mm512_storeu_ps(r + 16, _mm512_fmadd_ps(av, c##i##1, _mm512_loadu_ps(r + 16)));               \
+    __m512 o0 = OVER ? _mm512_setzero_ps() : _mm512_loadu_ps(r);                                   \
+    _mm512_storeu_ps(r, _mm512_fmadd_ps(av, c##i##0, o0));                                         \
+    __m512 o1 = OVER ? _mm512_setzero_ps() : _mm512_loadu_ps(r + 16);                              \
+    _mm512_storeu_ps(r + 16, _mm512_fmadd_ps(av, c##i##1, o1));                                    \
+  }
+#define ONNXSLIM_ROW_STOREB_microAvx512F(i)                                                        \
+  if constexpr (ROWS > i) {                                                                        \
+    float *r = C + i * ldc;                                                                        \
+    __m512 o0 = OVER ? _mm512_setzero_ps() : _mm512_loadu_ps(r);                                   \
+    _mm512_storeu_ps(r, _mm512_add_ps(_mm512_fmadd_ps(av, c##i##0, o0), _mm512_set1_ps(bias[i]))); \
+    __m512 o1 = OVER ? _mm512_setzero_ps() : _mm512_loadu_ps(r + 16);                              \
+    _mm512_storeu_ps(r + 16,                                                                       \
+                     _mm512_add_ps(_mm512_fmadd_ps(av, c##i##1, o1), _mm512_set1_ps(bias[i])));    \
   }
 #define ONNXSLIM_ROW_TILE_microAvx512F(i)                                                          \
   if constexpr (ROWS > i) {                                                                        \
@@ -386,8 +437,19 @@ ONNXSLIM_DEFINE_KERNEL(microAvx512F, "avx512f", float, __m512, 16, 12, ONNXSLIM_
 #define ONNXSLIM_ROW_STORE_microAvx512D(i)                                                         \
   if constexpr (ROWS > i) {                                                                        \
     double *r = C + i * ldc;                                                                       \
-    _mm512_storeu_pd(r, _mm512_fmadd_pd(av, c##i##0, _mm512_loadu_pd(r)));                         \
-    _mm512_storeu_pd(r + 8, _mm512_fmadd_pd(av, c##i##1, _mm512_loadu_pd(r + 8)));                 \
+    __m512d o0 = OVER ? _mm512_setzero_pd() : _mm512_loadu_pd(r);                                  \
+    _mm512_storeu_pd(r, _mm512_fmadd_pd(av, c##i##0, o0));                                         \
+    __m512d o1 = OVER ? _mm512_setzero_pd() : _mm512_loadu_pd(r + 8);                              \
+    _mm512_storeu_pd(r + 8, _mm512_fmadd_pd(av, c##i##1, o1));                                     \
+  }
+#define ONNXSLIM_ROW_STOREB_microAvx512D(i)                                                        \
+  if constexpr (ROWS > i) {                                                                        \
+    double *r = C + i * ldc;                                                                       \
+    __m512d o0 = OVER ? _mm512_setzero_pd() : _mm512_loadu_pd(r);                                  \
+    _mm512_storeu_pd(r, _mm512_add_pd(_mm512_fmadd_pd(av, c##i##0, o0), _mm512_set1_pd(bias[i]))); \
+    __m512d o1 = OVER ? _mm512_setzero_pd() : _mm512_loadu_pd(r + 8);                              \
+    _mm512_storeu_pd(r + 8,                                                                        \
+                     _mm512_add_pd(_mm512_fmadd_pd(av, c##i##1, o1), _mm512_set1_pd(bias[i])));    \
   }
 #define ONNXSLIM_ROW_TILE_microAvx512D(i)                                                          \
   if constexpr (ROWS > i) {                                                                        \
@@ -401,34 +463,42 @@ ONNXSLIM_DEFINE_KERNEL(microAvx512D, "avx512f", double, __m512d, 8, 12, ONNXSLIM
 /// Calls the ROWS-row specialization of kernel K for rows in [1, MAX].
 template <typename T, int MAX, template <int> class K>
 void byRows(int64_t kc, const T *a, const T *b, T alpha, T *C, int64_t ldc, int64_t rows,
-            int64_t nr) {
+            int64_t nr, bool overwrite, const T *bias) {
   [&]<int... I>(std::integer_sequence<int, I...>) {
-    ((rows == I + 1 ? (K<I + 1>::run(kc, a, b, alpha, C, ldc, nr), true) : false) || ...);
+    ((rows == I + 1 ? (overwrite ? K<I + 1>::template run<true>(kc, a, b, alpha, C, ldc, nr, bias)
+                                 : K<I + 1>::template run<false>(kc, a, b, alpha, C, ldc, nr, bias),
+                       true)
+                    : false) ||
+     ...);
   }(std::make_integer_sequence<int, MAX>{});
 }
 
 template <int R> struct Avx2F {
+  template <bool Over>
   static void run(int64_t kc, const float *a, const float *b, float al, float *C, int64_t ldc,
-                  int64_t nr) {
-    microAvx2F<R>(kc, a, b, al, C, ldc, nr);
+                  int64_t nr, const float *bias) {
+    microAvx2F<R, Over>(kc, a, b, al, C, ldc, nr, bias);
   }
 };
 template <int R> struct Avx2D {
+  template <bool Over>
   static void run(int64_t kc, const double *a, const double *b, double al, double *C, int64_t ldc,
-                  int64_t nr) {
-    microAvx2D<R>(kc, a, b, al, C, ldc, nr);
+                  int64_t nr, const double *bias) {
+    microAvx2D<R, Over>(kc, a, b, al, C, ldc, nr, bias);
   }
 };
 template <int R> struct Avx512F {
+  template <bool Over>
   static void run(int64_t kc, const float *a, const float *b, float al, float *C, int64_t ldc,
-                  int64_t nr) {
-    microAvx512F<R>(kc, a, b, al, C, ldc, nr);
+                  int64_t nr, const float *bias) {
+    microAvx512F<R, Over>(kc, a, b, al, C, ldc, nr, bias);
   }
 };
 template <int R> struct Avx512D {
+  template <bool Over>
   static void run(int64_t kc, const double *a, const double *b, double al, double *C,
-                  int64_t ldc, int64_t nr) {
-    microAvx512D<R>(kc, a, b, al, C, ldc, nr);
+                  int64_t ldc, int64_t nr, const double *bias) {
+    microAvx512D<R, Over>(kc, a, b, al, C, ldc, nr, bias);
   }
 };
 
@@ -569,23 +639,47 @@ int64_t sliceK(int64_t engineKC, int64_t N) {
   return kc;
 }
 
+/// C[i][j] += bias[i] over an M x N block.
+template <typename T> void addRowBias(int64_t M, int64_t N, const T *bias, T *C, int64_t ldc) {
+  constexpr int64_t W = static_cast<int64_t>(Batch<T>::size);
+  for (int64_t i = 0; i < M; ++i) {
+    T *row = C + i * ldc;
+    Batch<T> bv(bias[i]);
+    int64_t j = 0;
+    for (; j + W <= N; j += W)
+      (Batch<T>::load_unaligned(row + j) + bv).store_unaligned(row + j);
+    for (; j < N; ++j)
+      row[j] += bias[i];
+  }
+}
+
 /// The blocked product. With `prepacked`, op(B) is not read from B: its
-/// panels come ready from `prepacked` (see gemmPackedB in Gemm.h).
+/// panels come ready from `prepacked` (see gemmPackedB in Gemm.h). With
+/// `rowBias`, rowBias[i] is then added to row i of C (in the micro-kernels'
+/// stores of the last K slice).
 template <typename T>
 void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha, const T *A,
               int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc,
-              const T *prepacked = nullptr) {
+              const T *prepacked = nullptr, const T *rowBias = nullptr) {
   if (M <= 0 || N <= 0)
     return;
   if (K <= 0 || alpha == T(0)) {
     scaleC(M, N, beta, C, ldc);
+    if (rowBias)
+      addRowBias(M, N, rowBias, C, ldc);
     return;
   }
   if (!prepacked && (M == 1 || N == 1)) {
     gemv(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (rowBias)
+      addRowBias(M, N, rowBias, C, ldc);
     return;
   }
-  scaleC(M, N, beta, C, ldc);
+  // With beta == 0 the first K slice stores its products instead of adding
+  // them to C, so C is neither cleared first nor read.
+  const bool zeroC = beta == T(0);
+  if (!zeroC)
+    scaleC(M, N, beta, C, ldc);
 
   const Engine<T> engine = engineFor<T>(currentIsa());
   const int64_t MR = engine.MR, NR = engine.NR;
@@ -614,8 +708,9 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
                                       : packedB.data() + jr * kc;
           for (int64_t ir = 0; ir < mc; ir += MR) {
             int64_t rows = std::min(MR, mc - ir);
+            const T *bias = rowBias && pc + kc >= K ? rowBias + ic + ir : nullptr;
             engine.micro(kc, packedA.data() + ir * kc, bPanel, alpha,
-                         C + (ic + ir) * ldc + jc + jr, ldc, rows, nr);
+                         C + (ic + ir) * ldc + jc + jr, ldc, rows, nr, zeroC && pc == 0, bias);
           }
         }
       }
@@ -695,35 +790,72 @@ __attribute__((target("avx512f"))) void multiTapAvx512(int64_t n, int64_t taps,
     _mm512_mask_storeu_ps(y + i, m, _mm512_add_ps(a0, bv));
   }
 }
+
+/// multiTapAvx512 for a compile-time number of taps: the weights stay in
+/// registers and the tap loop is unrolled (same operations, same order).
+template <int TAPS>
+__attribute__((target("avx512f"))) void multiTapAvx512Fixed(int64_t n, const float *const *src,
+                                                            const float *w, float bias,
+                                                            float *y) {
+  __m512 wv[TAPS];
+  const float *s[TAPS];
+  for (int t = 0; t < TAPS; ++t) {
+    wv[t] = _mm512_set1_ps(w[t]);
+    s[t] = src[t];
+  }
+  __m512 bv = _mm512_set1_ps(bias);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+#pragma GCC unroll 32
+    for (int t = 0; t < TAPS; ++t) {
+      a0 = _mm512_fmadd_ps(wv[t], _mm512_loadu_ps(s[t] + i), a0);
+      a1 = _mm512_fmadd_ps(wv[t], _mm512_loadu_ps(s[t] + i + 16), a1);
+    }
+    _mm512_storeu_ps(y + i, _mm512_add_ps(a0, bv));
+    _mm512_storeu_ps(y + i + 16, _mm512_add_ps(a1, bv));
+  }
+  for (; i < n; i += 16) {
+    __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    __m512 a0 = _mm512_setzero_ps();
+#pragma GCC unroll 32
+    for (int t = 0; t < TAPS; ++t)
+      a0 = _mm512_fmadd_ps(wv[t], _mm512_maskz_loadu_ps(m, s[t] + i), a0);
+    _mm512_mask_storeu_ps(y + i, m, _mm512_add_ps(a0, bv));
+  }
+}
 #endif
 
 /// A product whose B was packed for `width`-column panels: straight to the
 /// engine when the width is the engine's, else unpacked and multiplied.
 template <typename T>
 void gemmPackedImpl(bool transA, int64_t M, int64_t N, int64_t K, T alpha, const T *A,
-                    int64_t lda, const T *Bp, int64_t width, T beta, T *C, int64_t ldc) {
+                    int64_t lda, const T *Bp, int64_t width, T beta, T *C, int64_t ldc,
+                    const T *rowBias) {
   if (width == engineFor<T>(currentIsa()).NR) {
-    gemmImpl<T>(transA, false, M, N, K, alpha, A, lda, nullptr, 0, beta, C, ldc, Bp);
+    gemmImpl<T>(transA, false, M, N, K, alpha, A, lda, nullptr, 0, beta, C, ldc, Bp, rowBias);
     return;
   }
   std::vector<T> B(static_cast<size_t>(std::max<int64_t>(K * N, 0)));
   for (int64_t j = 0; j < N; ++j)
     for (int64_t k = 0; k < K; ++k)
       B[static_cast<size_t>(k * N + j)] = Bp[(j / width) * K * width + k * width + j % width];
-  gemmImpl<T>(transA, false, M, N, K, alpha, A, lda, B.data(), N, beta, C, ldc);
+  gemmImpl<T>(transA, false, M, N, K, alpha, A, lda, B.data(), N, beta, C, ldc, nullptr, rowBias);
 }
 
 } // namespace
 
 void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-           int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
-  gemmImpl<float>(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+           int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+           const float *rowBias) {
+  gemmImpl<float>(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, nullptr, rowBias);
 }
 
 void dgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha,
            const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,
-           int64_t ldc) {
-  gemmImpl<double>(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+           int64_t ldc, const double *rowBias) {
+  gemmImpl<double>(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, nullptr,
+                   rowBias);
 }
 
 template <> int64_t gemmPanelWidth<float>() { return engineFor<float>(currentIsa()).NR; }
@@ -731,14 +863,14 @@ template <> int64_t gemmPanelWidth<double>() { return engineFor<double>(currentI
 
 void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                  int64_t lda, const float *Bp, int64_t panelWidth, float beta, float *C,
-                 int64_t ldc) {
-  gemmPackedImpl<float>(transA, M, N, K, alpha, A, lda, Bp, panelWidth, beta, C, ldc);
+                 int64_t ldc, const float *rowBias) {
+  gemmPackedImpl<float>(transA, M, N, K, alpha, A, lda, Bp, panelWidth, beta, C, ldc, rowBias);
 }
 
 void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, double alpha, const double *A,
                  int64_t lda, const double *Bp, int64_t panelWidth, double beta, double *C,
-                 int64_t ldc) {
-  gemmPackedImpl<double>(transA, M, N, K, alpha, A, lda, Bp, panelWidth, beta, C, ldc);
+                 int64_t ldc, const double *rowBias) {
+  gemmPackedImpl<double>(transA, M, N, K, alpha, A, lda, Bp, panelWidth, beta, C, ldc, rowBias);
 }
 
 void multiTapRow(int64_t n, int64_t taps, const float *const *src, const float *w, float bias,
@@ -746,6 +878,13 @@ void multiTapRow(int64_t n, int64_t taps, const float *const *src, const float *
 #ifdef ONNXSLIM_GEMM_X86
   switch (currentIsa().load()) {
   case Isa::Avx512:
+    // The common depthwise kernels (3, 3x3, 5x5) get unrolled versions.
+    if (taps == 9)
+      return multiTapAvx512Fixed<9>(n, src, w, bias, y);
+    if (taps == 25)
+      return multiTapAvx512Fixed<25>(n, src, w, bias, y);
+    if (taps == 3)
+      return multiTapAvx512Fixed<3>(n, src, w, bias, y);
     return multiTapAvx512(n, taps, src, w, bias, y);
   case Isa::Avx2:
     return multiTapAvx2(n, taps, src, w, bias, y);

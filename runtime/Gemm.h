@@ -22,14 +22,17 @@
 
 namespace onnxslim::rt {
 
-/// Given row-major A, B, C and the shapes above, Execute: C = alpha*op(A)*op(B) + beta*C.
+/// Given row-major A, B, C and the shapes above, Execute: C = alpha*op(A)*op(B) + beta*C,
+/// then, when `rowBias` (M values) is given, C[i][j] += rowBias[i] as a separate
+/// rounding (the same values as a second pass, without one over memory).
 void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-           int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+           int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+           const float *rowBias = nullptr);
 
 /// The double-precision version of sgemm, same contract.
 void dgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha,
            const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,
-           int64_t ldc);
+           int64_t ldc, const double *rowBias = nullptr);
 
 /// Width (columns per panel) of the packed-B layout of the active engine.
 /// A packed K x N matrix B is a sequence of ceil(N / width) panels; panel p
@@ -43,12 +46,13 @@ template <> int64_t gemmPanelWidth<double>();
 /// gemmPanelWidth), Execute: C = alpha*op(A)*B + beta*C without reading or
 /// packing a row-major B (convolution writes its column matrix this way).
 /// A width other than the active engine's is accepted (slower path).
+/// `rowBias` as in sgemm.
 void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                  int64_t lda, const float *Bp, int64_t panelWidth, float beta, float *C,
-                 int64_t ldc);
+                 int64_t ldc, const float *rowBias = nullptr);
 void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, double alpha, const double *A,
                  int64_t lda, const double *Bp, int64_t panelWidth, double beta, double *C,
-                 int64_t ldc);
+                 int64_t ldc, const double *rowBias = nullptr);
 
 /// Given `taps` input rows (src[t][i] is tap t's input for output i) and
 /// their weights, Execute: y[i] = sum_t w[t] * src[t][i] + bias for i < n,
@@ -71,13 +75,13 @@ const char *gemmEngineName();
 /// Overloads picking sgemm or dgemm from the element type (for templated kernels).
 inline void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
                  const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
-                 int64_t ldc) {
-  sgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+                 int64_t ldc, const float *rowBias = nullptr) {
+  sgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, rowBias);
 }
 inline void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha,
                  const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
-                 double *C, int64_t ldc) {
-  dgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+                 double *C, int64_t ldc, const double *rowBias = nullptr) {
+  dgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, rowBias);
 }
 
 } // namespace onnxslim::rt

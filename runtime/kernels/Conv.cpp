@@ -5,12 +5,16 @@
 //  - Conv: groups, dilations, strides, pads, auto_pad. A 1x1 kernel with unit
 //    strides and no padding is one GEMM per (image, group) straight on X.
 //    Single-channel groups (depthwise, with a channel multiplier up to 4)
-//    run a direct loop: one multiTapRow call (vectorized, run-time ISA
-//    dispatch) per output row, scalar code for the padded edges. Everything
-//    else is im2col + GEMM, the column matrix written directly in the GEMM
-//    engine's packed-B panel layout (no second copy) for a few output rows at
-//    a time, so that it stays a few MB. The bias is added after the product,
-//    as ONNX Runtime does, so roundings follow the same sequence.
+//    run a direct loop over a zero-padded copy of each input plane, split
+//    by column phase for strided convolutions (PaddedPlan): one multiTapRow
+//    call (vectorized, run-time ISA dispatch) per output row, or per plane
+//    for narrow unit-stride rows; 3-D or odd geometry takes a row-by-row
+//    loop with scalar edges. Everything else is im2col + GEMM, the column
+//    matrix written directly in the GEMM engine's packed-B panel layout (no
+//    second copy) for a few output rows at a time (sized for L2), from the
+//    same padded planes when they fit. The bias is added after the product,
+//    as ONNX Runtime does, so roundings follow the same sequence (the GEMM
+//    adds it as it stores its results).
 //  - ConvTranspose: output_padding, output_shape, groups, dilations,
 //    auto_pad; col = W^T * X by GEMM, then scattered into Y (col2im), also in
 //    bounded chunks.
@@ -28,9 +32,14 @@
 
 #include <xsimd/xsimd.hpp>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 
 namespace onnxslim::rt {
 namespace nn {
@@ -38,6 +47,17 @@ namespace {
 
 /// Elements of the im2col/col2im buffer built at a time (a few MB).
 constexpr int64_t kColumnBudget = int64_t{1} << 20;
+
+/// Elements of a Conv column matrix chunk: small enough to stay in L2 between
+/// its construction and the GEMM that reads it.
+constexpr int64_t kConvColumnBudget = int64_t{1} << 17;
+
+/// Fewest GEMM columns of a chunk cut to kConvColumnBudget (the GEMM engine's
+/// column block, so that A is not packed more often than in one big call).
+constexpr int64_t kMinChunkColumns = 2048;
+
+/// Elements of zero-padded input planes that im2col may stage (16 MB of floats).
+constexpr int64_t kPaddedBudget = int64_t{1} << 22;
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
@@ -62,16 +82,20 @@ template <typename C, int Slot = 0> C *scratch(int64_t n) {
   return buffer.data();
 }
 
-/// y[i] += b.
-template <typename C> void addScalar(C b, C *y, int64_t n) {
-  using B = xsimd::batch<C>;
-  constexpr int64_t W = static_cast<int64_t>(B::size);
-  B bv(b);
-  int64_t i = 0;
-  for (; i + W <= n; i += W)
-    (B::load_unaligned(y + i) + bv).store_unaligned(y + i);
-  for (; i < n; ++i)
-    y[i] += b;
+/// Copies `len` elements of a column-matrix row that starts at column j into
+/// the packed-B panels it spans (see im2colPacked).
+template <typename C>
+inline void scatterToPanels(const C *row, int64_t len, int64_t j, int64_t panelWidth,
+                            int64_t panelStride, C *base) {
+  int64_t o = j % panelWidth;
+  C *dst = base + (j / panelWidth) * panelStride + o;
+  for (int64_t ox = 0; ox < len;) {
+    int64_t n = std::min(panelWidth - o, len - ox);
+    std::memcpy(dst, row + ox, sizeof(C) * static_cast<size_t>(n));
+    ox += n;
+    dst += panelStride - o;
+    o = 0;
+  }
 }
 
 /// Builds the column matrix of `channels` image planes for grid rows
@@ -113,16 +137,7 @@ void im2colPacked(const C *img, int64_t channels, const Window::Dims3 &g, int64_
                   row[ox] = srow[ox * g.strides[2] + off];
               }
             }
-            // Scatter the row into the panels it spans.
-            int64_t j = (r - r0) * ow;
-            for (int64_t ox = 0; ox < ow;) {
-              int64_t p = j / panelWidth, o = j % panelWidth;
-              int64_t len = std::min(panelWidth - o, ow - ox);
-              std::memcpy(base + p * panelStride + o, row + ox,
-                          sizeof(C) * static_cast<size_t>(len));
-              ox += len;
-              j += len;
-            }
+            scatterToPanels(row, ow, (r - r0) * ow, panelWidth, panelStride, base);
           }
         }
   if (int64_t tail = cols % panelWidth) {
@@ -171,6 +186,182 @@ void col2imAdd(const C *col, int64_t channels, const Window::Dims3 &g, int64_t r
 int64_t chunkRows(int64_t matrixRows, int64_t width, int64_t gridRows) {
   int64_t perRow = std::max<int64_t>(1, matrixRows * width);
   return std::clamp<int64_t>(kColumnBudget / perRow, 1, std::max<int64_t>(gridRows, 1));
+}
+
+/// The layout of a zero-padded input plane (depthwisePadded, im2colFromPadded):
+/// every input row is stored zero-padded and split by column phase (input
+/// column modulo the x stride), so that each kernel tap reads a contiguous
+/// run of the buffer for a whole output row.
+struct PaddedPlan {
+  int64_t rows = 0;            ///< padded rows kept (those some output row reads)
+  int64_t phaseLen = 0;        ///< elements per phase row (ow + largest tap shift)
+  int64_t rowPitch = 0;        ///< phases * phaseLen
+  std::vector<int64_t> phases; ///< distinct column phases, in first-use order
+  /// Per phase: element j of a phase row is input column j * sx + offset,
+  /// inside the input for j in [lo, hi).
+  std::vector<int64_t> offset, lo, hi;
+  std::vector<int64_t> tapRel; ///< per tap (ky, kx): offset from the output row's base
+};
+
+/// Plans the padded-plane layout for a 1-D/2-D geometry; false when the
+/// geometry is 3-D, has many column phases, or the plane would be much
+/// larger than the input and output planes (huge pads, strides or
+/// dilations), in which case the callers fall back to their direct paths.
+bool planPadded(const Window::Dims3 &g, PaddedPlan &p) {
+  constexpr size_t kMaxPhases = 16;
+  if (g.in[0] != 1 || g.kernel[0] != 1 || g.out[0] != 1 || g.padBegin[0] != 0)
+    return false;
+  const int64_t ow = g.out[2], sx = g.strides[2], kx = g.kernel[2], ky = g.kernel[1];
+  // Kernel extents beyond the padded input (possible only in malformed
+  // geometry) would overflow the arithmetic below.
+  for (size_t d = 1; d < 3; ++d)
+    if ((g.kernel[d] - 1) > (g.in[d] + g.padBegin[d] + g.padEnd[d]) / g.dilations[d])
+      return false;
+  int64_t maxShift = 0;
+  std::vector<int64_t> phaseOf(static_cast<size_t>(kx)), shiftOf(phaseOf.size());
+  for (int64_t k = 0; k < kx; ++k) {
+    int64_t col = k * g.dilations[2];
+    int64_t ph = col % sx;
+    auto it = std::find(p.phases.begin(), p.phases.end(), ph);
+    phaseOf[k] = it - p.phases.begin();
+    if (it == p.phases.end()) {
+      if (p.phases.size() == kMaxPhases)
+        return false;
+      p.phases.push_back(ph);
+    }
+    shiftOf[k] = col / sx;
+    maxShift = std::max(maxShift, shiftOf[k]);
+  }
+  p.phaseLen = ow + maxShift;
+  p.rowPitch = static_cast<int64_t>(p.phases.size()) * p.phaseLen;
+  p.rows = (g.out[1] - 1) * g.strides[1] + (ky - 1) * g.dilations[1] + 1;
+  const int64_t inS = g.in[1] * g.in[2], outS = g.out[1] * ow;
+  if (p.rows <= 0 || p.rowPitch > (4 * (inS + outS) + 4096) / p.rows)
+    return false;
+  for (int64_t ph : p.phases) {
+    int64_t off = ph - g.padBegin[2], lo, hi;
+    validRange(off, sx, g.in[2], p.phaseLen, lo, hi);
+    p.offset.push_back(off);
+    p.lo.push_back(lo);
+    p.hi.push_back(hi);
+  }
+  p.tapRel.clear();
+  for (int64_t y = 0; y < ky; ++y)
+    for (int64_t k = 0; k < kx; ++k)
+      p.tapRel.push_back(y * g.dilations[1] * p.rowPitch + phaseOf[k] * p.phaseLen + shiftOf[k]);
+  return true;
+}
+
+/// dst[j] = src[2 * j] for j < n (SSE shuffles for float where available).
+template <typename C> inline void gatherEven(const C *src, int64_t n, C *dst) {
+  int64_t j = 0;
+#ifdef __SSE2__
+  if constexpr (std::is_same_v<C, float>)
+    // src[2j .. 2j+7] hold the next 4 wanted elements at even positions;
+    // the loads stay within src[0 .. 2(n-1)] while j + 4 < n.
+    for (; j + 4 < n; j += 4) {
+      __m128 a = _mm_loadu_ps(src + 2 * j), b = _mm_loadu_ps(src + 2 * j + 4);
+      _mm_storeu_ps(dst + j, _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+    }
+#endif
+  for (; j < n; ++j)
+    dst[j] = src[2 * j];
+}
+
+/// Writes one input plane into the padded, phase-split buffer of `p`.
+template <typename C>
+void fillPadded(const C *plane, const Window::Dims3 &g, const PaddedPlan &p, C *buf) {
+  const int64_t sx = g.strides[2], iw = g.in[2];
+  for (int64_t r = 0; r < p.rows; ++r) {
+    C *dst = buf + r * p.rowPitch;
+    int64_t iy = r - g.padBegin[1];
+    if (iy < 0 || iy >= g.in[1]) {
+      std::fill(dst, dst + p.rowPitch, C(0));
+      continue;
+    }
+    const C *src = plane + iy * iw;
+    for (size_t ph = 0; ph < p.phases.size(); ++ph, dst += p.phaseLen) {
+      const int64_t off = p.offset[ph], lo = p.lo[ph], hi = p.hi[ph];
+      std::fill(dst, dst + lo, C(0));
+      if (sx == 1)
+        std::memcpy(dst + lo, src + lo + off, sizeof(C) * static_cast<size_t>(hi - lo));
+      else if (sx == 2)
+        gatherEven(src + 2 * lo + off, hi - lo, dst + lo);
+      else
+        for (int64_t j = lo; j < hi; ++j)
+          dst[j] = src[j * sx + off];
+      std::fill(dst + hi, dst + p.phaseLen, C(0));
+    }
+  }
+}
+
+/// im2colPacked for 1-D/2-D geometry from `channels` padded planes (the
+/// layout of planPadded, planes `planeSize` elements apart): every row of
+/// the column matrix is then one contiguous run of a plane, copied straight
+/// into the panels.
+template <typename C>
+void im2colFromPadded(const C *planes, int64_t planeSize, int64_t channels,
+                      const Window::Dims3 &g, const PaddedPlan &p, int64_t r0, int64_t nRows,
+                      int64_t panelWidth, C *dst) {
+  const int64_t ow = g.out[2], cols = nRows * ow, kS = g.kernel[1] * g.kernel[2];
+  const int64_t K = channels * kS, panelStride = K * panelWidth;
+  const int64_t rowStep = g.strides[1] * p.rowPitch;
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t t = 0; t < kS; ++t) {
+      C *base = dst + (c * kS + t) * panelWidth;
+      const C *src = planes + c * planeSize + p.tapRel[t] + r0 * rowStep;
+      for (int64_t r = 0; r < nRows; ++r, src += rowStep)
+        scatterToPanels(src, ow, r * ow, panelWidth, panelStride, base);
+    }
+  if (int64_t tail = cols % panelWidth) {
+    C *last = dst + (cols / panelWidth) * panelStride;
+    for (int64_t kk = 0; kk < K; ++kk)
+      std::fill(last + kk * panelWidth + tail, last + (kk + 1) * panelWidth, C(0));
+  }
+}
+
+/// Output widths below which unit-stride rows are fused into one long row.
+constexpr int64_t kFuseWidth = 64;
+
+/// Depthwise convolution over a zero-padded copy of each input plane (see
+/// planPadded): every output row is one multiTapRow call over all taps, with
+/// no edge cases. With unit strides and narrow rows, a whole plane is one
+/// call: output (oy, ox) and (oy + 1, ox) read every tap one padded row
+/// apart, so the rows run as one long row of the padded pitch into scratch,
+/// and the valid columns are copied out.
+template <typename C>
+void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,
+                     int64_t M, int64_t group, const Window::Dims3 &g, const PaddedPlan &p) {
+  const int64_t Mg = M / group;
+  const int64_t inS = g.in[1] * g.in[2], ow = g.out[2], oh = g.out[1], outS = oh * ow;
+  const int64_t taps = g.kernel[1] * g.kernel[2], rowStep = g.strides[1] * p.rowPitch;
+  C *buf = scratch<C, 2>(p.rows * p.rowPitch);
+  const bool fused = g.strides[1] == 1 && p.phases.size() == 1 && ow < kFuseWidth;
+  C *tmp = fused ? scratch<C, 3>(oh * p.rowPitch) : nullptr;
+  std::vector<const C *> ptrs(static_cast<size_t>(taps));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t ci = 0; ci < Cin; ++ci) {
+      fillPadded(x + (n * Cin + ci) * inS, g, p, buf);
+      for (int64_t m = ci * Mg; m < (ci + 1) * Mg; ++m) {
+        const C *wk = w + m * taps;
+        const C b = bias ? bias[m] : C(0);
+        C *yo = y + (n * M + m) * outS;
+        if (fused) {
+          for (int64_t t = 0; t < taps; ++t)
+            ptrs[t] = buf + p.tapRel[t];
+          multiTapRow((oh - 1) * p.rowPitch + ow, taps, ptrs.data(), wk, b, tmp);
+          for (int64_t oy = 0; oy < oh; ++oy)
+            std::memcpy(yo + oy * ow, tmp + oy * p.rowPitch, sizeof(C) * static_cast<size_t>(ow));
+          continue;
+        }
+        for (int64_t oy = 0; oy < oh; ++oy) {
+          const C *base = buf + oy * rowStep;
+          for (int64_t t = 0; t < taps; ++t)
+            ptrs[t] = base + p.tapRel[t];
+          multiTapRow(ow, taps, ptrs.data(), wk, b, yo + oy * ow);
+        }
+      }
+    }
 }
 
 /// Direct convolution for groups of one input channel (depthwise). Each
@@ -273,43 +464,60 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
   for (size_t i = 0; i < 3; ++i)
     pointwise = pointwise && g.strides[i] == 1 && g.padBegin[i] == 0 && g.padEnd[i] == 0;
   if (Cg == 1 && Mg <= 4 && !pointwise) {
-    depthwiseConv(x, w, bias, y, N, Cin, M, group, g);
+    PaddedPlan plan;
+    if (planPadded(g, plan))
+      depthwisePadded(x, w, bias, y, N, Cin, M, group, g, plan);
+    else
+      depthwiseConv(x, w, bias, y, N, Cin, M, group, g);
     return;
   }
   // The bias is added after the product (as ONNX Runtime does), so that the
-  // rounding of every output follows the same sequence of operations.
-  auto addBias = [&] {
-    if (bias)
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t m = 0; m < M; ++m)
-          addScalar(bias[m], y + (n * M + m) * outS, outS);
-  };
+  // rounding of every output follows the same sequence of operations; the
+  // GEMM adds it as it stores its last K slice (see sgemm's rowBias).
+  auto biasOf = [&](int64_t gi) { return bias ? bias + gi * Mg : nullptr; };
   const int64_t rows = Cg * kS;
   if (pointwise) {
     for (int64_t n = 0; n < N; ++n)
       for (int64_t gi = 0; gi < group; ++gi)
         gemm(false, false, Mg, outS, Cg, C(1), w + gi * Mg * rows, rows,
-             x + (n * Cin + gi * Cg) * inS, inS, C(0), y + (n * M + gi * Mg) * outS, outS);
-    addBias();
+             x + (n * Cin + gi * Cg) * inS, inS, C(0), y + (n * M + gi * Mg) * outS, outS,
+             biasOf(gi));
     return;
   }
   const int64_t ow = g.out[2], gridRows = g.out[0] * g.out[1];
-  const int64_t step = chunkRows(rows, ow, gridRows);
+  // Chunks small enough for L2 when that still leaves the GEMM at least
+  // kMinChunkColumns columns (it repacks A for every call); never larger
+  // than the few-MB chunks.
+  const int64_t step =
+      std::min(chunkRows(rows, ow, gridRows),
+               std::max((kConvColumnBudget + rows * ow - 1) / std::max<int64_t>(1, rows * ow),
+                        (kMinChunkColumns + ow - 1) / ow));
   const int64_t width = gemmPanelWidth<C>();
   C *col = scratch<C>(rows * ((step * ow + width - 1) / width) * width);
+  // 1-D/2-D: the group's channels are first copied zero-padded (a pass over
+  // the input), so that every column row is one contiguous copy.
+  PaddedPlan plan;
+  const bool padded = planPadded(g, plan) && Cg * plan.rows * plan.rowPitch <= kPaddedBudget;
+  const int64_t planeSize = plan.rows * plan.rowPitch;
+  C *planes = padded ? scratch<C, 2>(Cg * planeSize) : nullptr;
   for (int64_t n = 0; n < N; ++n)
     for (int64_t gi = 0; gi < group; ++gi) {
       const C *xg = x + (n * Cin + gi * Cg) * inS;
       const C *wg = w + gi * Mg * rows;
       C *yg = y + (n * M + gi * Mg) * outS;
+      if (padded)
+        for (int64_t c = 0; c < Cg; ++c)
+          fillPadded(xg + c * inS, g, plan, planes + c * planeSize);
       for (int64_t r0 = 0; r0 < gridRows; r0 += step) {
         int64_t nr = std::min(step, gridRows - r0);
-        im2colPacked(xg, Cg, g, r0, nr, width, col);
+        if (padded)
+          im2colFromPadded(planes, planeSize, Cg, g, plan, r0, nr, width, col);
+        else
+          im2colPacked(xg, Cg, g, r0, nr, width, col);
         gemmPackedB(false, Mg, nr * ow, rows, C(1), wg, rows, col, width, C(0), yg + r0 * ow,
-                    outS);
+                    outS, biasOf(gi));
       }
     }
-  addBias();
 }
 
 template <typename C>
@@ -408,7 +616,8 @@ template <typename T> Status convTyped(KernelContext &ctx) {
   std::vector<int64_t> outDims = {N, M};
   outDims.insert(outDims.end(), win.out.begin(), win.out.end());
   FloatOutput<T> Y;
-  ONNXSLIM_RETURN_IF_ERROR(Y.init(outDims));
+  // convForward writes every output element.
+  ONNXSLIM_RETURN_IF_ERROR(Y.init(outDims, TensorBuilder::Fill::Uninitialized));
   if (Y.size() > 0)
     convForward(X.data(), W.data(), hasBias ? B.data() : nullptr, Y.data(), N, Cin, M, group,
                 win);
@@ -537,7 +746,8 @@ template <typename T> Status convTransposeTyped(KernelContext &ctx) {
   std::vector<int64_t> outDims = {N, M};
   outDims.insert(outDims.end(), win.in.begin(), win.in.end());
   FloatOutput<T> Y;
-  ONNXSLIM_RETURN_IF_ERROR(Y.init(outDims));
+  // convTransposeForward starts every output element from the bias (or 0).
+  ONNXSLIM_RETURN_IF_ERROR(Y.init(outDims, TensorBuilder::Fill::Uninitialized));
   if (Y.size() > 0)
     convTransposeForward(X.data(), W.data(), hasBias ? B.data() : nullptr, Y.data(), N, Cin, M,
                          group, win);

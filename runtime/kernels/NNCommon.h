@@ -73,9 +73,10 @@ template <typename T> class FloatOutput {
 public:
   using C = ComputeType<T>;
 
-  /// Given dims, Execute: checks the size and allocates zeroed storage.
-  Status init(std::vector<int64_t> dims) {
-    ONNXSLIM_RETURN_IF_ERROR(allocOutput(dataTypeOf<T>(), std::move(dims), builder_));
+  /// Given dims, Execute: checks the size and allocates storage, zeroed
+  /// unless `fill` is Uninitialized (for kernels that write every element).
+  Status init(std::vector<int64_t> dims, TensorBuilder::Fill fill = TensorBuilder::Fill::Zeroed) {
+    ONNXSLIM_RETURN_IF_ERROR(allocOutput(dataTypeOf<T>(), std::move(dims), builder_, fill));
     if constexpr (isHalfLike<T>)
       staging_.assign(static_cast<size_t>(builder_->numElements()), C(0));
     return Status::success();

@@ -19,6 +19,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 namespace onnxslim::rt {
 namespace {
@@ -69,6 +74,24 @@ void validRange(int64_t offset, int64_t stride, int64_t extent, int64_t count, i
   hi = std::clamp(hi, lo, count);
 }
 
+/// y[i] = src[2i] > y[i] ? src[2i] : y[i] for i < n (max pooling's combine
+/// step at stride 2; SSE shuffles for float where available).
+template <typename C> inline void maxEven(const C *src, int64_t n, C *y) {
+  int64_t i = 0;
+#ifdef __SSE2__
+  if constexpr (std::is_same_v<C, float>)
+    // The loads read src[2i .. 2i+7], within src[0 .. 2(n-1)] while i + 4 < n;
+    // _mm_max_ps(v, y) is v > y ? v : y, lane by lane.
+    for (; i + 4 < n; i += 4) {
+      __m128 a = _mm_loadu_ps(src + 2 * i), b = _mm_loadu_ps(src + 2 * i + 4);
+      __m128 v = _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+      _mm_storeu_ps(y + i, _mm_max_ps(v, _mm_loadu_ps(y + i)));
+    }
+#endif
+  for (; i < n; ++i)
+    y[i] = src[2 * i] > y[i] ? src[2 * i] : y[i];
+}
+
 /// Max or sum pooling computed a whole output row at a time: for every
 /// kernel tap, one tight loop over the output positions it reaches. Each
 /// output still combines its taps in (kz, ky, kx) order, so results equal
@@ -101,6 +124,11 @@ void rowwisePool(const C *x, C *y, int64_t planes, const Window::Dims3 &g, const
                 xp + ((z0 + kz * g.dilations[0]) * g.in[1] + y0 + ky * g.dilations[1]) * g.in[2];
             for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
               const C *src = row + offs[kx];
+              if constexpr (IsMax)
+                if (sx == 2) {
+                  maxEven(src + 2 * los[kx], his[kx] - los[kx], yrow + los[kx]);
+                  continue;
+                }
               for (int64_t ox = los[kx]; ox < his[kx]; ++ox) {
                 C v = src[ox * sx];
                 if constexpr (IsMax)
