@@ -18,11 +18,13 @@
 #include "tools/Summary.h"
 #include "transforms/PassManager.h"
 #include "transforms/Passes.h"
+#include "transforms/ShapeInferencePass.h"
 
 #include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <iostream>
+#include <map>
 
 using namespace onnxslim;
 using namespace onnxslim::tools;
@@ -52,6 +54,7 @@ struct MainArgs {
   // Pass pipeline (transforms/).
   std::string passes;
   bool passesGiven = false;
+  std::string target = "onnx"; ///< --target: onnx | onnxruntime
   bool listPasses = false;
   bool enableTestPasses = false;
   bool stats = false;
@@ -59,7 +62,67 @@ struct MainArgs {
   PassManagerOptions pm;
   std::vector<std::string> dims;  ///< SYM=N for --model-check inputs
   std::string inputSpecs;         ///< FILE[:NAME] for --model-check inputs
+  // Shape inference and folding (issue 5).
+  bool noShapeInfer = false;
+  std::vector<std::string> inputShapes; ///< NAME:d0,d1,... (--input-shapes)
+  int64_t foldSizeLimit = -1;           ///< --fold-size-limit BYTES (-1: default)
 };
+
+/// The pipeline text to run: the user's or the default one, with
+/// --no-shape-infer and --fold-size-limit applied.
+std::string pipelineFor(const MainArgs &args) {
+  std::string text = args.passesGiven ? args.passes : targetPipeline(args.target);
+  std::vector<std::string> items;
+  size_t depth = 0, start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || (text[i] == ',' && depth == 0)) {
+      items.push_back(text.substr(start, i - start));
+      start = i + 1;
+    } else if (text[i] == '{') {
+      ++depth;
+    } else if (text[i] == '}' && depth) {
+      --depth;
+    }
+  }
+  std::string out;
+  for (std::string &item : items) {
+    if (item == "infer-shapes" && args.noShapeInfer && !args.passesGiven)
+      continue;
+    if (item == "fold-constants" && args.foldSizeLimit >= 0)
+      item += "{size-limit=" + std::to_string(args.foldSizeLimit) + "}";
+    out += (out.empty() ? "" : ",") + item;
+  }
+  return text.empty() ? text : out;
+}
+
+/// Refuses a runtime-specific pass (fuse-conv-relu emits com.microsoft ops)
+/// in a pipeline run without the --target that runtime needs.
+bool checkTarget(const MainArgs &args, std::string &error) {
+  if (!isKnownTarget(args.target)) {
+    error = "--target=" + args.target + ": unknown target (onnx, onnxruntime)";
+    return false;
+  }
+  std::string text = pipelineFor(args);
+  size_t depth = 0, start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] == '{')
+      ++depth;
+    else if (i < text.size() && text[i] == '}' && depth)
+      --depth;
+    if (i != text.size() && (text[i] != ',' || depth))
+      continue;
+    std::string item = text.substr(start, i - start);
+    start = i + 1;
+    std::string name = item.substr(0, item.find('{'));
+    std::string_view needed = requiredTarget(name);
+    if (!needed.empty() && needed != args.target) {
+      error = "pass '" + name + "' emits " + std::string(needed) + "-specific ops and needs --target=" +
+              std::string(needed);
+      return false;
+    }
+  }
+  return true;
+}
 
 /// The model check's options from --dim and --input-specs.
 bool modelCheckOptions(const MainArgs &args, ModelCheckOptions &opts, std::string &error) {
@@ -116,9 +179,11 @@ int runMain(const MainArgs &args) {
     return fail("writing to standard output ('-') needs --emit=text");
 
   // The pipeline is parsed before the model is read, so a typo fails fast.
+  if (!checkTarget(args, error))
+    return fail(error);
   PassRegistry registry = makeRegistry(args);
   PassManager pm(registry, args.pm);
-  if (!pm.parsePipeline(args.passesGiven ? args.passes : defaultPipeline(), error))
+  if (!pm.parsePipeline(pipelineFor(args), error))
     return fail(error);
   // --passes= runs exactly that pipeline once; the default one runs to a fixed point.
   pm.setMaxRounds(args.passesGiven ? 1 : 10);
@@ -129,13 +194,32 @@ int runMain(const MainArgs &args) {
     pm.setOutputChecker(createRuntimeOutputChecker(checkOptions));
   }
 
+  std::map<std::string, Shape> inputShapes;
+  for (const std::string &flag : args.inputShapes) {
+    std::string name;
+    Shape shape;
+    if (!parseInputShapeFlag(flag, name, shape, error))
+      return fail("--input-shapes: " + error);
+    inputShapes[name] = std::move(shape);
+  }
+
   std::unique_ptr<Model> model = loadAny(args.input, error);
   if (!model || !checkIR(*model, args.input, error))
     return fail(error);
   ModelStats before = collectStats(*model);
   before.fileBytes = fileSize(args.input);
+  if (!applyInputShapes(*model, inputShapes, error))
+    return fail(args.input + ": " + error);
 
   bool ok = pm.run(*model, error);
+  // The default pipeline ends by recording the inferred types as value_info
+  // (with --passes=, name infer-shapes{value-info=true} where wanted); types
+  // known only in memory are dropped so that text and binary output agree.
+  if (ok && !args.passesGiven) {
+    if (!args.noShapeInfer)
+      inferAndRecordValueInfo(*model);
+    dropUnrecordedTypes(*model);
+  }
   if (args.stats)
     pm.printStatistics(std::cerr);
   if (args.timing)
@@ -193,6 +277,10 @@ int main(int argc, char **argv) {
       "Run exactly this comma-separated pipeline once ('--passes=' runs none)")
       ->expected(0, 1)
       ->allow_extra_args(false);
+  app.add_option("--target", mainArgs.target,
+                 "Runtime the output is for: onnx (standard ONNX only) or onnxruntime (the default pipeline "
+                 "plus ONNX Runtime contrib-op fusions such as fuse-conv-relu)")
+      ->check(CLI::IsMember({"onnx", "onnxruntime"}));
   app.add_flag("--list-passes", mainArgs.listPasses, "List the passes and exit");
   app.add_option("--print-ir-before", mainArgs.pm.printIRBefore, "Print the IR before these passes")
       ->delimiter(',');
@@ -212,6 +300,13 @@ int main(int argc, char **argv) {
                "Refuse to write a model whose outputs differ from the input's on seeded random inputs");
   app.add_flag("--model-check-each", mainArgs.pm.modelCheckEach,
                "Compare outputs after every pass and roll back a pass that changed them");
+  app.add_flag("--no-shape-infer", mainArgs.noShapeInfer,
+               "Do not run shape inference in the default pipeline nor write inferred value_info");
+  app.add_option("--input-shapes", mainArgs.inputShapes,
+                 "Override an input's shape before optimizing: NAME:1,3,224,224 (dims: numbers, symbols, ?; repeatable)");
+  app.add_option("--fold-size-limit", mainArgs.foldSizeLimit,
+                 "Do not fold a constant larger than BYTES and than its inputs (default 1048576)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--dim", mainArgs.dims, "Size of a symbolic input dim for --model-check (SYM=N, repeatable)");
   app.add_option("--input-specs", mainArgs.inputSpecs,
                  "Input shapes/values for --model-check from a models.json file (FILE[:NAME])");

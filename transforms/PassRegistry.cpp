@@ -45,6 +45,8 @@ std::vector<const PassInfo *> PassRegistry::passes() const {
 PassRegistry PassRegistry::withBuiltinPasses() {
   PassRegistry registry;
   registerCleanupPasses(registry);
+  registerFoldingPasses(registry);
+  registerFusionPasses(registry);
   return registry;
 }
 

@@ -22,17 +22,66 @@ void registerCleanupPasses(PassRegistry &registry) {
   addPass(registry, createEliminateNopOpsPass);
 }
 
+void registerFoldingPasses(PassRegistry &registry) {
+  addPass(registry, createInferShapesPass);
+  addPass(registry, createFoldConstantsPass);
+  addPass(registry, createSimplifyShapeChainsPass);
+  addPass(registry, createInlineConstantIfPass);
+}
+
+void registerFusionPasses(PassRegistry &registry) {
+  addPass(registry, createFuseConvBatchNormPass);
+  addPass(registry, createFuseMatMulAddPass);
+  addPass(registry, createFuseConvAddPass);
+  addPass(registry, createFuseConvMulPass);
+  addPass(registry, createFusePadConvPass);
+  addPass(registry, createFuseLayerNormPass);
+  addPass(registry, createFuseGeluPass);
+  addPass(registry, createFuseConvReluPass);
+}
+
 std::string defaultPipeline() {
-  // Merge constants first so that CSE sees equal operands; remove no-op ops
-  // and Transposes before CSE so that it compares what remains; sweep dead
-  // nodes and then the initializers they were the last to read.
-  return "eliminate-duplicate-constants,"
+  // Infer shapes first so that every pass of the round sees the current
+  // types; fold constants (Constant nodes become initializers), then shape
+  // arithmetic, then Ifs whose condition became constant. Merge constants
+  // next so that CSE sees equal operands; remove no-op ops and Transposes
+  // before CSE so that it compares what remains. The fusions come after
+  // folding (their weights and biases must be constants by then): Pads into
+  // Convs first, then BatchNormalization into the layer before it (which
+  // may leave a MatMul + Add), per-channel Mul/Add into Conv weights/bias
+  // (Mul first: a decomposed BN is Mul then Add), MatMul + Add into Gemm,
+  // then LayerNormalization and Gelu; sweep dead nodes and then
+  // the initializers they were the last to read.
+  return "infer-shapes,"
+         "fold-constants,"
+         "simplify-shape-chains,"
+         "inline-constant-if,"
+         "eliminate-duplicate-constants,"
          "eliminate-identity-ops,"
          "eliminate-nop-ops,"
          "eliminate-redundant-transposes,"
+         "fuse-pad-conv,"
+         "fuse-conv-batchnorm,"
+         "fuse-conv-mul,"
+         "fuse-conv-add,"
+         "fuse-matmul-add,"
+         "fuse-layernorm,"
+         "fuse-gelu,"
          "eliminate-common-subexpressions,"
          "eliminate-dead-nodes,"
          "eliminate-unused-initializers";
+}
+
+bool isKnownTarget(std::string_view target) { return target == "onnx" || target == "onnxruntime"; }
+
+std::string targetPipeline(std::string_view target) {
+  if (target == "onnxruntime")
+    return defaultPipeline() + ",fuse-conv-relu";
+  return defaultPipeline();
+}
+
+std::string_view requiredTarget(std::string_view passName) {
+  return passName == "fuse-conv-relu" ? "onnxruntime" : "";
 }
 
 } // namespace onnxslim

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace onnxslim {
 
@@ -24,10 +25,31 @@ std::unique_ptr<Pass> createEliminateDuplicateConstantsPass();
 std::unique_ptr<Pass> createEliminateRedundantTransposesPass();
 std::unique_ptr<Pass> createEliminateCommonSubexpressionsPass();
 std::unique_ptr<Pass> createEliminateNopOpsPass();
+std::unique_ptr<Pass> createInferShapesPass();
+std::unique_ptr<Pass> createFoldConstantsPass();
+std::unique_ptr<Pass> createSimplifyShapeChainsPass();
+std::unique_ptr<Pass> createInlineConstantIfPass();
+std::unique_ptr<Pass> createFuseConvBatchNormPass();
+std::unique_ptr<Pass> createFuseMatMulAddPass();
+std::unique_ptr<Pass> createFuseConvAddPass();
+std::unique_ptr<Pass> createFuseConvMulPass();
+std::unique_ptr<Pass> createFusePadConvPass();
+std::unique_ptr<Pass> createFuseLayerNormPass();
+std::unique_ptr<Pass> createFuseGeluPass();
+std::unique_ptr<Pass> createFuseConvReluPass();
 
 /// Given a registry, Execute: registers the cleanup passes (dead nodes,
 /// identity, unused and duplicate constants, transposes, CSE, no-op ops).
 void registerCleanupPasses(PassRegistry &registry);
+
+/// Given a registry, Execute: registers shape inference and the folding
+/// passes (infer-shapes, fold-constants, simplify-shape-chains,
+/// inline-constant-if).
+void registerFoldingPasses(PassRegistry &registry);
+
+/// Given a registry, Execute: registers the fusion passes (fuse-*), the
+/// runtime-specific ones included (see requiredTarget()).
+void registerFusionPasses(PassRegistry &registry);
 
 /// Given a registry, Execute: registers the test-only passes (deliberately
 /// wrong ones used to show --verify-each and --model-check-each at work).
@@ -36,5 +58,18 @@ void registerTestPasses(PassRegistry &registry);
 /// The default pipeline, as pipeline text: the passes safe for every
 /// runtime, in the order the pass manager runs them to a fixed point.
 std::string defaultPipeline();
+
+/// The targets --target accepts: "onnx" (standard ONNX only, the default)
+/// and "onnxruntime" (also ONNX Runtime's com.microsoft contrib ops).
+bool isKnownTarget(std::string_view target);
+
+/// Given a target, Result: the default pipeline for it: defaultPipeline()
+/// followed by that target's runtime-specific passes.
+std::string targetPipeline(std::string_view target);
+
+/// Given a pass name, Result: the target whose runtime the pass emits ops
+/// for ("onnxruntime" for fuse-conv-relu), or "" when it emits standard
+/// ONNX only. Such a pass may run only when that target is selected.
+std::string_view requiredTarget(std::string_view passName);
 
 } // namespace onnxslim

@@ -107,7 +107,10 @@ std::string compareRuns(const Model &reference, const Model &optimized, const st
   if (actual.size() != expected.size())
     return "output count differs";
   for (size_t i = 0; i < actual.size(); ++i) {
-    rt::Comparison c = rt::compareValues(actual[i], expected[i], /*rtol=*/1e-6, /*atol=*/1e-7);
+    // Fusions (BatchNormalization folded into weights in double, bias Adds
+    // moved into Conv/Gemm) reassociate float arithmetic: up to 1.6e-6
+    // relative measured (ppocr_rec); near-zero outputs are judged by atol.
+    rt::Comparison c = rt::compareValues(actual[i], expected[i], /*rtol=*/1e-5, /*atol=*/1e-6);
     if (!c.ok)
       return "output " + std::to_string(i) + " differs: " + c.message;
   }

@@ -25,7 +25,7 @@ using namespace test;
 TEST(PassRegistry, BuiltinPassesAreKebabCaseAndSorted) {
   PassRegistry registry = PassRegistry::withBuiltinPasses();
   std::vector<const PassInfo *> passes = registry.passes();
-  ASSERT_EQ(passes.size(), 7u);
+  ASSERT_GE(passes.size(), 7u); // the cleanup passes and those of later issues
   for (size_t i = 0; i < passes.size(); ++i) {
     EXPECT_TRUE(isKebabCase(passes[i]->name)) << passes[i]->name;
     EXPECT_FALSE(passes[i]->description.empty());

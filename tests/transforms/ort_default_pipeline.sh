@@ -24,7 +24,11 @@ spec="$root/tests/models/models.json"
   { echo "error: ONNX Runtime oracle not installed: run scripts/setup.sh" >&2; exit 1; }
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-rtol=1e-6 atol=1e-7
+# ONNX Runtime optimizes the original and the optimized model differently
+# (its own fusions apply once shapes and constants are static; BatchNorm
+# folded into Conv weights rounds differently): measured up to 6e-6
+# relative (ppocr_rec) with ORT optimizations on, 0 with them off.
+rtol=1e-5 atol=1e-6
 
 passed=0 failed=0 skipped=0 unchanged=0 failures=()
 fail() { failed=$((failed + 1)); failures+=("$1"); }
@@ -62,6 +66,10 @@ for dir in "$testdata"/{node,pytorch-converted,pytorch-operator,simple}/*/; do
   fi
   if cmp -s "$out/opt.onnx" "$out/rt.onnx"; then
     unchanged=$((unchanged + 1)); continue
+  fi
+  # Random ops (kept, never folded) give different outputs on every run.
+  if "$onnxslim" dump "$model" 2>/dev/null | grep -qE '= (Random[A-Za-z]*|Bernoulli|Multinomial)[ (<]'; then
+    skipped=$((skipped + 1)); echo "skip $case_name (random outputs)"; continue
   fi
   inputs=()
   for f in "$dir"/test_data_set_0/input_*.pb; do [ -f "$f" ] && inputs+=(--input "$f"); done

@@ -1,0 +1,247 @@
+//===- transforms/SimplifyShapeChains.cpp - Fold shape arithmetic ---------===//
+//
+// simplify-shape-chains: shape arithmetic on values of known (or partly
+// symbolic) shapes becomes constants.
+//
+//   Before:  (x: float[batch, 16, 64])        After:
+//     s = Shape(x)                              y = Reshape(x, t)
+//     i = Gather(s, one)        # 16            # t = int64[3] {0, 4, -1}
+//     d = Div(i, four)          # 4
+//     b = Gather(s, zero)       # batch
+//     bu = Unsqueeze(b, axes0)
+//     du = Unsqueeze(d, axes0)
+//     t = Concat<axis=0>(bu, du, minus1)
+//     y = Reshape(x, t)
+//
+// It runs ir/ShapeInference (which follows the contents of small integer
+// tensors as symbolic dims, ir/SymbolicDim) and then, in one walk:
+//
+//  1. Any node result that is an int32/int64 scalar or 1-D tensor whose
+//     every element is a known number becomes a constant: Shape (with
+//     start/end, opset 15) of a value whose selected dims are known,
+//     Shape -> Gather / Slice of known dims, Size of a static shape,
+//     Concat of known pieces, arithmetic on them...
+//  2. A Reshape whose target is not constant but whose elements are each a
+//     number or a symbolic expression gets a constant target: a number is
+//     kept, an element provably equal to the input's dim at the same
+//     position becomes 0 (copy; only when allowzero = 0), and at most one
+//     other element becomes -1 (declined when a second would be needed).
+//
+// Conditions: default-domain nodes without subgraphs; the node and its
+// inputs are left for eliminate-dead-nodes when unused afterwards. A result
+// that is a graph output is replaced only if it is the node's only result
+// (the constant takes its name).
+//
+//===----------------------------------------------------------------------===//
+#include "ir/ShapeInference.h"
+#include "transforms/FoldUtils.h"
+#include "transforms/Pass.h"
+#include "transforms/PatternMatch.h"
+#include "transforms/Passes.h"
+#include "transforms/ValueUtils.h"
+
+namespace onnxslim {
+
+namespace {
+
+/// Elements as numbers when each is a known constant.
+std::optional<std::vector<int64_t>> constantElements(const std::vector<SymDim> &elems) {
+  std::vector<int64_t> out;
+  out.reserve(elems.size());
+  for (const SymDim &d : elems) {
+    std::optional<int64_t> c = d.constantValue();
+    if (!c)
+      return std::nullopt;
+    out.push_back(*c);
+  }
+  return out;
+}
+
+/// A tensor of `dtype` (int32 or int64) and `dims` holding `values`.
+TensorPtr makeIntTensor(DataType dtype, std::vector<int64_t> dims, const std::vector<int64_t> &values) {
+  if (dtype == DataType::Int64)
+    return Tensor::fromValues<int64_t>(dtype, std::move(dims), values);
+  std::vector<int32_t> narrow;
+  narrow.reserve(values.size());
+  for (int64_t v : values) {
+    if (v < INT32_MIN || v > INT32_MAX)
+      return nullptr;
+    narrow.push_back(static_cast<int32_t>(v));
+  }
+  return Tensor::fromValues<int32_t>(dtype, std::move(dims), narrow);
+}
+
+class ShapeChainSimplifier {
+public:
+  ShapeChainSimplifier(Model &model, PassContext &context)
+      : rewriter_(context), context_(context), inferencer_(model, inferenceOptions()) {
+    rewriter_.setCurrentPattern("simplify-shape-chains");
+  }
+
+  void run(Graph &main) {
+    inferencer_.run();
+    visit(main);
+  }
+
+  bool changed() const { return rewriter_.changeCount() != 0; }
+
+private:
+  static ShapeInferenceOptions inferenceOptions() {
+    ShapeInferenceOptions o;
+    o.addValueInfo = false;
+    return o;
+  }
+
+  void visit(Graph &g) {
+    for (Node *n = g.firstNode(); n;) {
+      Node *next = n->next();
+      if (hasSubgraphs(*n)) {
+        for (Graph *sg : n->subgraphs())
+          visit(*sg);
+      } else if (n->isDefaultDomain() && !n->is("Constant")) {
+        if (!foldKnownResults(n) && n->is("Reshape"))
+          staticReshapeTarget(n);
+      }
+      n = next;
+    }
+  }
+
+  /// Rule 1. Result: whether `n` was replaced (and erased).
+  bool foldKnownResults(Node *n) {
+    if (n->numOperands() == 0)
+      return false; // generators (Random*): nothing to follow
+    std::vector<TensorPtr> tensors(n->numResults());
+    bool any = false, outputs = false;
+    for (size_t i = 0; i < n->numResults(); ++i) {
+      Value *r = n->result(i);
+      if (!r || !r->hasUses())
+        continue;
+      tensors[i] = knownIntTensor(r);
+      any |= tensors[i] != nullptr;
+      outputs |= r->isGraphOutput();
+    }
+    if (!any)
+      return false;
+    bool whole = n->numResults() == 1;
+    if (!whole && outputs) {
+      // Replace node uses only: graph outputs keep reading the node.
+      bool moved = false;
+      for (size_t i = 0; i < n->numResults(); ++i)
+        if (tensors[i] && hasNodeUse(*n->result(i))) {
+          Value *c = materializeConstant(rewriter_, *n->graph(), n, n->result(i)->name(), tensors[i]);
+          rewriter_.replaceNodeUsesWith(n->result(i), c);
+          moved = true;
+        }
+      if (!moved)
+        return false;
+    } else {
+      if (!whole)
+        for (size_t i = 0; i < n->numResults(); ++i)
+          if (n->result(i) && n->result(i)->hasUses() && !tensors[i])
+            return false; // keep the node: a result is still computed
+      for (Value *r : n->results())
+        if (r)
+          inferencer_.forget(r);
+      rewriter_.notifyRewrite(n, "every element of the result is known");
+      replaceNodeWithConstants(rewriter_, n, tensors);
+    }
+    ++context_.counter("known-values", "Shape values whose elements are all known, made constants");
+    return whole;
+  }
+
+  static bool hasNodeUse(const Value &v) {
+    for (Use *u = v.uses().first; u; u = u->next())
+      if (!u->isGraphOutput())
+        return true;
+    return false;
+  }
+
+  /// The constant a result provably holds, or null.
+  TensorPtr knownIntTensor(const Value *r) {
+    std::optional<DataType> dt = knownElemType(r);
+    if (!dt || (*dt != DataType::Int64 && *dt != DataType::Int32))
+      return nullptr;
+    std::optional<SymShape> shape = inferencer_.symbolicShape(r);
+    if (!shape || shape->size() > 1 || !isStatic(*shape))
+      return nullptr;
+    std::optional<std::vector<SymDim>> elems = inferencer_.symbolicElements(r);
+    if (!elems)
+      return nullptr;
+    std::optional<std::vector<int64_t>> values = constantElements(*elems);
+    if (!values)
+      return nullptr;
+    std::vector<int64_t> dims;
+    if (shape->size() == 1) {
+      dims.push_back(*(*shape)[0].constantValue());
+      if (dims[0] != static_cast<int64_t>(values->size()))
+        return nullptr;
+    } else if (values->size() != 1) {
+      return nullptr;
+    }
+    return makeIntTensor(*dt, std::move(dims), *values);
+  }
+
+  /// Rule 2. Result: whether the target was replaced.
+  bool staticReshapeTarget(Node *n) {
+    Value *target = n->operand(1);
+    if (!target || constantTensor(target) || !n->operand(0))
+      return false;
+    std::optional<std::vector<SymDim>> elems = inferencer_.symbolicElements(target);
+    if (!elems)
+      return rewriter_.notifyMatchFailure(n, "the target's elements are not known");
+    std::optional<SymShape> in = inferencer_.symbolicShape(n->operand(0));
+    bool allowZero = n->attrInt("allowzero", 0) != 0;
+    std::vector<int64_t> out;
+    unsigned inferred = 0;
+    for (size_t i = 0; i < elems->size(); ++i) {
+      const SymDim &e = (*elems)[i];
+      if (std::optional<int64_t> c = e.constantValue()) {
+        inferred += *c == -1;
+        out.push_back(*c);
+        continue;
+      }
+      if (e.isUnknown())
+        return rewriter_.notifyMatchFailure(n, "an element of the target is unknown");
+      if (!allowZero && in && i < in->size() && provablyEqual(e, (*in)[i])) {
+        out.push_back(0);
+        continue;
+      }
+      ++inferred;
+      out.push_back(-1);
+    }
+    if (inferred > 1)
+      return rewriter_.notifyMatchFailure(n, "more than one target dim would have to be -1");
+    TensorPtr t = Tensor::fromValues<int64_t>(DataType::Int64, {static_cast<int64_t>(out.size())}, out);
+    Value *c = materializeConstant(rewriter_, *n->graph(), n, target->name(), t);
+    rewriter_.setOperand(n, 1, c);
+    rewriter_.notifyRewrite(n, "static target shape");
+    ++context_.counter("static-reshapes", "Reshape targets computed from shapes made constant");
+    return true;
+  }
+
+  Rewriter rewriter_;
+  PassContext &context_;
+  ShapeInferencer inferencer_;
+};
+
+class SimplifyShapeChainsPass : public Pass {
+public:
+  std::string_view name() const override { return "simplify-shape-chains"; }
+  std::string_view description() const override {
+    return "Fold Shape/Gather/Slice/Concat/Size of known dims; give Reshapes static targets (0 / -1)";
+  }
+
+  bool run(Model &model, PassContext &context) override {
+    if (!model.graph())
+      return false;
+    ShapeChainSimplifier s(model, context);
+    s.run(*model.graph());
+    return s.changed();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createSimplifyShapeChainsPass() { return std::make_unique<SimplifyShapeChainsPass>(); }
+
+} // namespace onnxslim
