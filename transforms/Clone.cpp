@@ -13,7 +13,36 @@ void copyValueData(const Value &from, Value &to) {
   to.info = from.info;
 }
 
-bool copyAttribute(const Attribute &a, Attribute &out, ValueMap &map) {
+Value *lookup(const ValueMap &map, const Value *v, bool &ok) {
+  if (!v)
+    return nullptr;
+  auto it = map.find(v);
+  if (it == map.end()) {
+    ok = false;
+    return nullptr;
+  }
+  return it->second;
+}
+
+void reserveNames(const Graph &g, NameTable &names) {
+  for (const Value *v : g.inputs())
+    names.reserve(v->name());
+  for (const Value *v : g.initializers())
+    names.reserve(v->name());
+  for (const Value *v : g.sparseInitializers())
+    names.reserve(v->name());
+  for (const Node *n : g.nodes()) {
+    for (const Value *r : n->results())
+      if (r)
+        names.reserve(r->name());
+    for (const Graph *sg : n->subgraphs())
+      reserveNames(*sg, names);
+  }
+}
+
+} // namespace
+
+bool cloneAttribute(const Attribute &a, Attribute &out, ValueMap &map) {
   out.name = a.name;
   out.kind = a.kind;
   out.refAttrName = a.refAttrName;
@@ -48,35 +77,6 @@ bool copyAttribute(const Attribute &a, Attribute &out, ValueMap &map) {
   }
   return true;
 }
-
-Value *lookup(const ValueMap &map, const Value *v, bool &ok) {
-  if (!v)
-    return nullptr;
-  auto it = map.find(v);
-  if (it == map.end()) {
-    ok = false;
-    return nullptr;
-  }
-  return it->second;
-}
-
-void reserveNames(const Graph &g, NameTable &names) {
-  for (const Value *v : g.inputs())
-    names.reserve(v->name());
-  for (const Value *v : g.initializers())
-    names.reserve(v->name());
-  for (const Value *v : g.sparseInitializers())
-    names.reserve(v->name());
-  for (const Node *n : g.nodes()) {
-    for (const Value *r : n->results())
-      if (r)
-        names.reserve(r->name());
-    for (const Graph *sg : n->subgraphs())
-      reserveNames(*sg, names);
-  }
-}
-
-} // namespace
 
 std::unique_ptr<Graph> cloneGraph(const Graph &graph, ValueMap &map) {
   auto copy = std::make_unique<Graph>();
@@ -143,7 +143,7 @@ std::unique_ptr<Graph> cloneGraph(const Graph &graph, ValueMap &map) {
     c->explicitFields = n->explicitFields;
     for (const Attribute &a : n->attributes()) {
       Attribute attr;
-      if (!copyAttribute(a, attr, map))
+      if (!cloneAttribute(a, attr, map))
         return nullptr;
       c->setAttr(std::move(attr));
     }
@@ -203,7 +203,7 @@ std::unique_ptr<Model> cloneModel(const Model &model) {
     ValueMap map;
     for (const Attribute &a : f->attributeProtos) {
       Attribute attr;
-      if (!copyAttribute(a, attr, map))
+      if (!cloneAttribute(a, attr, map))
         return nullptr;
       c->attributeProtos.push_back(std::move(attr));
     }

@@ -29,6 +29,11 @@ using ValueMap = std::unordered_map<const Value *, Value *>;
 std::unique_ptr<Graph> cloneGraph(const Graph &graph, ValueMap &map);
 std::unique_ptr<Graph> cloneGraph(const Graph &graph);
 
+/// Given an attribute and the copies of the outer-scope values its subgraphs
+/// read, Execute: copies it into `out` (subgraphs cloned), Result: false when
+/// a subgraph reads a value that is not in `map`.
+bool cloneAttribute(const Attribute &attribute, Attribute &out, ValueMap &map);
+
 /// Given a model, Execute: copies it, functions included, Result: the copy or null.
 std::unique_ptr<Model> cloneModel(const Model &model);
 

@@ -140,8 +140,11 @@ private:
           c->result(i)->setType(r->type());
           map[r] = c->result(i);
         }
-      for (const Attribute &attr : n->attributes())
-        c->setAttr(copyAttribute(attr, map));
+      for (const Attribute &attr : n->attributes()) {
+        Attribute copy;
+        cloneAttribute(attr, copy, map); // the verified IR has every captured value in `map`
+        c->setAttr(std::move(copy));
+      }
     }
     std::vector<std::pair<Value *, std::string>> renames;
     for (size_t i = 0; i < ifNode->numResults(); ++i) {
@@ -191,31 +194,6 @@ private:
       for (Value *v : g->outputs())
         note(v);
     }
-  }
-
-  static Attribute copyAttribute(const Attribute &a, ValueMap &map) {
-    Attribute out(a.name, a.kind);
-    out.refAttrName = a.refAttrName;
-    out.docString = a.docString;
-    out.f = a.f;
-    out.i = a.i;
-    out.s = a.s;
-    out.t = a.t;
-    out.sparseTensor = a.sparseTensor;
-    out.tp = a.tp;
-    out.floats = a.floats;
-    out.ints = a.ints;
-    out.strings = a.strings;
-    out.tensors = a.tensors;
-    out.sparseTensors = a.sparseTensors;
-    out.typeProtos = a.typeProtos;
-    out.explicitFields = a.explicitFields;
-    out.hasKind = a.hasKind;
-    if (a.g)
-      out.g = cloneGraph(*a.g, map);
-    for (const auto &g : a.graphs)
-      out.graphs.push_back(g ? cloneGraph(*g, map) : nullptr);
-    return out;
   }
 
   Rewriter rewriter_;
