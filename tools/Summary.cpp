@@ -95,4 +95,14 @@ void printSummary(std::ostream &os, const std::string &inPath, const ModelStats 
   os << "in:  " << inPath << "\nout: " << outPath << "\n";
 }
 
+void printModelCheck(std::ostream &os, const CheckFigures &figures) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "model check: %zu output(s) match, max abs diff %.3g, max rel diff %.3g (%.3f s)",
+                figures.outputs, figures.maxAbsDiff, figures.maxRelDiff, figures.seconds);
+  os << buf;
+  if (!figures.dims.empty())
+    os << "; dims " << figures.dims;
+  os << "\n";
+}
+
 } // namespace onnxslim::tools

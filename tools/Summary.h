@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "transforms/ModelCheck.h"
 
 #include <map>
 #include <ostream>
@@ -24,5 +25,8 @@ ModelStats collectStats(const Model &model);
 /// and time, one column before and one after.
 void printSummary(std::ostream &os, const std::string &inPath, const ModelStats &before,
                   const std::string &outPath, const ModelStats &after, double seconds);
+
+/// Prints one line with what the model check measured.
+void printModelCheck(std::ostream &os, const CheckFigures &figures);
 
 } // namespace onnxslim::tools

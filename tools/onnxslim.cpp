@@ -66,7 +66,16 @@ struct MainArgs {
   bool noShapeInfer = false;
   std::vector<std::string> inputShapes; ///< NAME:d0,d1,... (--input-shapes)
   int64_t foldSizeLimit = -1;           ///< --fold-size-limit BYTES (-1: default)
+  bool noModelCheck = false;            ///< --no-model-check
+  /// Constant bytes up to which the default pipeline checks outputs by default.
+  uint64_t modelCheckBudget = uint64_t{256} << 20;
 };
+
+/// Whether the default model check applies: the default pipeline, no
+/// explicit --model-check(-each) or --no-model-check.
+bool defaultModelCheck(const MainArgs &args) {
+  return !args.passesGiven && !args.pm.modelCheck && !args.pm.modelCheckEach && !args.noModelCheck;
+}
 
 /// The pipeline text to run: the user's or the default one, with
 /// --no-shape-infer and --fold-size-limit applied.
@@ -187,10 +196,17 @@ int runMain(const MainArgs &args) {
     return fail(error);
   // --passes= runs exactly that pipeline once; the default one runs to a fixed point.
   pm.setMaxRounds(args.passesGiven ? 1 : 10);
-  if (args.pm.modelCheck || args.pm.modelCheckEach) {
+  if (args.noModelCheck && (args.pm.modelCheck || args.pm.modelCheckEach))
+    return fail("--no-model-check contradicts --model-check / --model-check-each");
+  bool autoCheck = defaultModelCheck(args);
+  if (args.pm.modelCheck || args.pm.modelCheckEach || autoCheck) {
     ModelCheckOptions checkOptions;
     if (!modelCheckOptions(args, checkOptions, error))
       return fail(error);
+    // Dims the user did not size are tried at 32, 64, 512 and then 1 (the
+    // leading, batch dim stays 1): a 1x1 image exercises little and a
+    // pooling window may not fit it. The summary says which were used.
+    checkOptions.preferredDims = {32, 64, 512};
     pm.setOutputChecker(createRuntimeOutputChecker(checkOptions));
   }
 
@@ -210,6 +226,12 @@ int runMain(const MainArgs &args) {
   before.fileBytes = fileSize(args.input);
   if (!applyInputShapes(*model, inputShapes, error))
     return fail(args.input + ": " + error);
+  // The default check runs when it is cheap and possible; otherwise it says why not.
+  std::string checkSkipped;
+  if (autoCheck) {
+    checkSkipped = modelCheckUnsupportedReason(*model, args.modelCheckBudget);
+    pm.setModelCheck(checkSkipped.empty(), /*bestEffort=*/true);
+  }
 
   bool ok = pm.run(*model, error);
   // The default pipeline ends by recording the inferred types as value_info
@@ -241,8 +263,15 @@ int runMain(const MainArgs &args) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ModelStats after = collectStats(*model);
   after.fileBytes = fileSize(args.output);
-  if (!args.quiet)
+  if (!args.quiet) {
     printSummary(std::cout, args.input, before, args.output, after, seconds);
+    if (checkSkipped.empty())
+      checkSkipped = pm.report().modelCheckSkipped;
+    if (pm.report().modelChecked)
+      printModelCheck(std::cout, pm.report().checkFigures);
+    else if (autoCheck)
+      std::cout << "model check: skipped: " << checkSkipped << " (--model-check to require it)\n";
+  }
   return 0;
 }
 
@@ -298,6 +327,9 @@ int main(int argc, char **argv) {
       ->delimiter(',');
   app.add_flag("--model-check", mainArgs.pm.modelCheck,
                "Refuse to write a model whose outputs differ from the input's on seeded random inputs");
+  app.add_flag("--no-model-check", mainArgs.noModelCheck,
+               "Do not compare outputs before writing (the default pipeline does when the model's "
+               "constants fit in 256 MiB and the interpreter runs every op)");
   app.add_flag("--model-check-each", mainArgs.pm.modelCheckEach,
                "Compare outputs after every pass and roll back a pass that changed them");
   app.add_flag("--no-shape-infer", mainArgs.noShapeInfer,

@@ -12,7 +12,9 @@
 #include "runtime/Inputs.h"
 #include "runtime/Interpreter.h"
 
+#include <chrono>
 #include <cstdio>
+#include <set>
 
 namespace onnxslim {
 
@@ -25,22 +27,146 @@ public:
   explicit RuntimeOutputChecker(ModelCheckOptions options) : options_(std::move(options)) {}
 
   bool recordReference(const Model &model, std::string &error) override {
+    auto start = std::chrono::steady_clock::now();
+    bool ok = recordWithFallbacks(model, error);
+    figures_.seconds += secondsSince(start);
+    return ok;
+  }
+
+  bool matchesReference(const Model &model, std::string &report) override {
+    auto start = std::chrono::steady_clock::now();
+    bool ok = compare(model, report);
+    figures_.seconds += secondsSince(start);
+    return ok;
+  }
+
+  CheckFigures figures() const override { return figures_; }
+
+private:
+  static double secondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  /// Records the reference with the given dims, then with each fallback size.
+  bool recordWithFallbacks(const Model &model, std::string &error) {
     if (!model.graph()) {
       error = "the model has no graph";
       return false;
     }
-    rt::InputOptions io;
-    io.seed = options_.seed;
-    io.dims = options_.dims;
-    io.defaultDim = options_.defaultDim;
+    std::vector<rt::InputSpec> specs;
     if (!options_.specFile.empty()) {
-      rt::Status s = rt::loadInputSpecs(options_.specFile, options_.specModel, io.specs);
+      rt::Status s = rt::loadInputSpecs(options_.specFile, options_.specModel, specs);
       if (!s.ok()) {
         error = "cannot read input specs: " + s.message();
         return false;
       }
     }
+    std::vector<int64_t> sizes = options_.preferredDims;
+    sizes.push_back(0); // 0: the dims as given
+    std::string lastError;
+    for (int64_t size : sizes) {
+      rt::InputOptions io;
+      io.seed = options_.seed;
+      io.dims = options_.dims;
+      io.defaultDim = options_.defaultDim;
+      io.specs = specs;
+      if (size > 0 && !widenSymbolicDims(*model.graph(), size, io))
+        continue; // nothing to widen: the plain attempt runs these inputs
+      std::string attempt;
+      if (recordOnce(model, io, attempt)) {
+        figures_.dims = describeDims(*model.graph(), io);
+        return true;
+      }
+      lastError = attempt;
+    }
+    error = lastError;
+    return false;
+  }
+
+  /// Given a size, Execute: sizes every symbolic dim the user did not size
+  /// to it, except symbols that lead some input's shape (the batch, by every
+  /// exporter's convention), which keep defaultDim; an input with unknown
+  /// dims gets an explicit shape the same way. Result: false when the graph
+  /// has no dim to widen.
+  bool widenSymbolicDims(const Graph &graph, int64_t size, rt::InputOptions &io) const {
+    std::set<std::string> leading;
+    for (const Value *in : graph.inputs())
+      if (const Shape *shape = inputShape(in); shape && !shape->empty() && (*shape)[0].isSymbol())
+        leading.insert((*shape)[0].getSymbol());
+    bool any = false;
+    for (const Value *in : graph.inputs()) {
+      const Shape *shape = inputShape(in);
+      if (!shape)
+        continue;
+      bool hasSpec = false;
+      for (const rt::InputSpec &spec : io.specs)
+        hasSpec |= spec.name == in->name() && spec.shape.has_value();
+      std::vector<int64_t> dims;
+      bool unknown = false;
+      for (size_t i = 0; i < shape->size(); ++i) {
+        const Dim &d = (*shape)[i];
+        if (d.isValue()) {
+          dims.push_back(d.getValue());
+        } else if (d.isSymbol()) {
+          auto user = options_.dims.find(d.getSymbol());
+          int64_t v = user != options_.dims.end() ? user->second
+                      : leading.count(d.getSymbol()) ? io.defaultDim : size;
+          if (user == options_.dims.end() && !leading.count(d.getSymbol()))
+            any = true;
+          io.dims[d.getSymbol()] = v;
+          dims.push_back(v);
+        } else {
+          unknown = true;
+          dims.push_back(i == 0 ? io.defaultDim : size);
+          any |= i > 0;
+        }
+      }
+      if (unknown && !hasSpec) {
+        rt::InputSpec spec;
+        spec.name = in->name();
+        spec.shape = dims;
+        io.specs.push_back(spec);
+      }
+    }
+    return any;
+  }
+
+  static const Shape *inputShape(const Value *in) {
+    if (in->isInitializer() || !in->type() || !in->type()->isTensor() || !in->type()->shape())
+      return nullptr;
+    return &*in->type()->shape();
+  }
+
+  static std::string describeDims(const Graph &graph, const rt::InputOptions &io) {
+    std::string out;
+    std::set<std::string> seen;
+    for (const Value *in : graph.inputs()) {
+      const Shape *shape = inputShape(in);
+      if (!shape)
+        continue;
+      for (size_t i = 0; i < shape->size(); ++i) {
+        const Dim &d = (*shape)[i];
+        if (d.isValue() || !seen.insert(d.isSymbol() ? d.getSymbol() : in->name() + "[" + std::to_string(i) + "]").second)
+          continue;
+        int64_t v = io.defaultDim;
+        if (d.isSymbol()) {
+          if (auto it = io.dims.find(d.getSymbol()); it != io.dims.end())
+            v = it->second;
+        } else {
+          for (const rt::InputSpec &spec : io.specs)
+            if (spec.name == in->name() && spec.shape && i < spec.shape->size())
+              v = (*spec.shape)[i];
+        }
+        out += (out.empty() ? "" : ", ") + (d.isSymbol() ? d.getSymbol() : in->name() + "[" + std::to_string(i) + "]") +
+               "=" + std::to_string(v);
+      }
+    }
+    return out;
+  }
+
+  bool recordOnce(const Model &model, const rt::InputOptions &io, std::string &error) {
     inputs_.clear();
+    reference_.clear();
     rt::Status s = rt::makeInputs(*model.graph(), io, inputs_);
     if (!s.ok()) {
       error = "cannot make inputs: " + s.message();
@@ -49,7 +175,7 @@ public:
     return run(model, reference_, error);
   }
 
-  bool matchesReference(const Model &model, std::string &report) override {
+  bool compare(const Model &model, std::string &report) {
     std::vector<rt::RtValue> outputs;
     std::string error;
     if (!run(model, outputs, error)) {
@@ -63,8 +189,12 @@ public:
     }
     bool ok = true;
     report.clear();
+    figures_.outputs = outputs.size();
+    figures_.maxAbsDiff = figures_.maxRelDiff = 0;
     for (size_t i = 0; i < outputs.size(); ++i) {
       rt::Comparison c = rt::compareValues(outputs[i], reference_[i], options_.rtol, options_.atol);
+      figures_.maxAbsDiff = std::max(figures_.maxAbsDiff, c.maxAbsDiff);
+      figures_.maxRelDiff = std::max(figures_.maxRelDiff, c.maxRelDiff);
       if (c.ok)
         continue;
       ok = false;
@@ -80,7 +210,6 @@ public:
     return ok;
   }
 
-private:
   bool run(const Model &model, std::vector<rt::RtValue> &outputs, std::string &error) {
     rt::Interpreter interpreter(model);
     rt::Status s = interpreter.run(*model.graph(), inputs_, outputs);
@@ -94,9 +223,53 @@ private:
   ModelCheckOptions options_;
   std::vector<rt::RtValue> inputs_;
   std::vector<rt::RtValue> reference_;
+  CheckFigures figures_;
 };
 
+/// Adds the bytes of every constant tensor of `graph` and its subgraphs.
+uint64_t constantBytes(const Graph &graph) {
+  uint64_t bytes = 0;
+  for (const Value *v : graph.initializers())
+    if (v->initializer())
+      bytes += v->initializer()->byteSize();
+  graph.walk([&](Node *n) {
+    for (const Attribute &a : n->attributes()) {
+      if (a.t)
+        bytes += a.t->byteSize();
+      for (const Graph *sub : a.subgraphs())
+        for (const Value *v : sub->initializers())
+          if (v->initializer())
+            bytes += v->initializer()->byteSize();
+    }
+  });
+  return bytes;
+}
+
 } // namespace
+
+std::string modelCheckUnsupportedReason(const Model &model, uint64_t weightBudgetBytes) {
+  const Graph *graph = model.graph();
+  if (!graph)
+    return "the model has no graph";
+  uint64_t bytes = constantBytes(*graph);
+  if (bytes > weightBudgetBytes)
+    return "its constants take " + std::to_string(bytes >> 20) + " MiB, over the " +
+           std::to_string(weightBudgetBytes >> 20) + " MiB budget of the default check";
+  const rt::OpRegistry &registry = rt::OpRegistry::builtin();
+  std::string reason;
+  graph->walk([&](Node *n) {
+    if (!reason.empty())
+      return;
+    int64_t version = model.opsetVersion(n->domain());
+    const rt::KernelDef *def = version < 0 ? nullptr : registry.find(n->domain(), n->opType(), version);
+    std::string op = n->isDefaultDomain() ? n->opType() : n->domain() + "." + n->opType();
+    if (!def)
+      reason = "the interpreter has no kernel for " + op + (version < 0 ? "" : " at opset " + std::to_string(version));
+    else if (!def->deterministic)
+      reason = op + " is not deterministic";
+  });
+  return reason;
+}
 
 std::unique_ptr<OutputChecker> createRuntimeOutputChecker(const ModelCheckOptions &options) {
   return std::make_unique<RuntimeOutputChecker>(options);

@@ -17,10 +17,21 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace onnxslim {
 
 class Model;
+
+/// What one comparison found, for the summary and reports.
+struct CheckFigures {
+  size_t outputs = 0;     ///< Outputs compared.
+  double maxAbsDiff = 0;  ///< Largest |a - b| over every output.
+  double maxRelDiff = 0;  ///< Largest |a - b| / |b| over every output.
+  double seconds = 0;     ///< Time spent making inputs and running both models.
+  /// The symbolic dims the inputs were made with ("batch=1, seq=1"; empty if none).
+  std::string dims;
+};
 
 class OutputChecker {
 public:
@@ -33,6 +44,8 @@ public:
   /// otherwise false with `report` naming each differing output and its
   /// max absolute/relative difference (or why the model could not run).
   virtual bool matchesReference(const Model &model, std::string &report) = 0;
+  /// What the last matchesReference() measured (all zero before one ran).
+  virtual CheckFigures figures() const { return {}; }
 };
 
 struct ModelCheckOptions {
@@ -43,11 +56,24 @@ struct ModelCheckOptions {
   /// Sizes of symbolic input dims by name; others (and unknown dims) get defaultDim.
   std::map<std::string, int64_t> dims;
   int64_t defaultDim = 1;
+  /// Sizes to try first, in order, for every symbolic or unknown dim the
+  /// user did not size, except dims that lead an input's shape (the batch,
+  /// by every exporter's convention), which keep defaultDim; then the dims
+  /// as given. A 1x1 image exercises little of a model and a pooling window
+  /// may not fit it; the dims used are reported in figures().
+  std::vector<int64_t> preferredDims;
   /// Per-input shapes, dtypes, ranges or values from a models.json-style file
   /// (runtime/Inputs.h loadInputSpecs), entry `specModel`; empty = none.
   std::string specFile;
   std::string specModel;
 };
+
+/// Given a model and a weight budget, Result: why the default model check
+/// cannot run on it ("" when it can): more constant bytes than the budget
+/// (initializers and Constant values, subgraphs included), an op the
+/// interpreter has no deterministic kernel for at the model's opset (custom
+/// domains, random ops), or no graph.
+std::string modelCheckUnsupportedReason(const Model &model, uint64_t weightBudgetBytes);
 
 /// Given options, Result: a checker that runs the model in the interpreter.
 std::unique_ptr<OutputChecker> createRuntimeOutputChecker(const ModelCheckOptions &options = {});

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <iostream>
 
 namespace onnxslim {
@@ -176,7 +177,7 @@ bool PassManager::runPass(Entry &entry, Model &model, unsigned round, bool &chan
     dumpIR(model, "Before", name);
 
   std::unique_ptr<Graph> snapshot;
-  if (options_.modelCheckEach && checker_ && model.graph()) {
+  if (options_.modelCheckEach && checkerReady_ && model.graph()) {
     snapshot = cloneGraph(*model.graph());
     if (!snapshot) {
       error = "cannot snapshot the IR before pass '" + name + "': it reads values out of scope";
@@ -221,6 +222,17 @@ bool PassManager::runPass(Entry &entry, Model &model, unsigned round, bool &chan
   return true;
 }
 
+bool PassManager::referenceRecorded(bool ok, const std::string &why, std::string &error) {
+  if (ok)
+    return true;
+  if (!options_.modelCheckBestEffort) {
+    error = "model check: cannot run the input model: " + why;
+    return false;
+  }
+  report_.modelCheckSkipped = "the input model does not run in the interpreter: " + why;
+  return true;
+}
+
 bool PassManager::run(Model &model, std::string &error) {
   report_ = PassManagerReport{};
   for (const std::vector<std::string> *names : {&options_.printIRBefore, &options_.printIRAfter})
@@ -235,10 +247,27 @@ bool PassManager::run(Model &model, std::string &error) {
     error = "--model-check needs the runtime's output checker, which is not available";
     return false;
   }
-  if (checking && !checker_->recordReference(model, error)) {
-    error = "model check: cannot run the input model: " + error;
-    return false;
+  // The reference run of the input model. With only the final check it runs
+  // on a copy of the model in a second thread while the passes work on the
+  // model (tensors are immutable and shared, the interpreter keeps no global
+  // state), so the check costs one run of the model, not two, in wall time.
+  // --model-check-each needs the reference before the first pass.
+  // (Declared before the future, whose destructor waits for the thread.)
+  std::string referenceError;
+  std::unique_ptr<Model> referenceModel;
+  std::future<bool> reference;
+  if (checking && !options_.modelCheckEach)
+    referenceModel = cloneModel(model);
+  if (referenceModel) {
+    reference = std::async(std::launch::async, [&] {
+      return checker_->recordReference(*referenceModel, referenceError);
+    });
+  } else if (checking && !checker_->recordReference(model, referenceError)) {
+    if (!referenceRecorded(false, referenceError, error))
+      return false;
+    checking = false;
   }
+  checkerReady_ = checking && options_.modelCheckEach;
   for (unsigned round = 1; round <= maxRounds_; ++round) {
     report_.rounds = round;
     bool roundChanged = false;
@@ -263,9 +292,16 @@ bool PassManager::run(Model &model, std::string &error) {
     context_.warn("the pipeline still changed the model in round " + std::to_string(maxRounds_) +
                   " (the round cap); stopped before a fixed point");
   }
-  if (options_.modelCheck && report_.changed) {
+  if (reference.valid() && !referenceRecorded(reference.get(), referenceError, error))
+    return false;
+  if (checking && options_.modelCheck && report_.modelCheckSkipped.empty()) {
+    // An unchanged model is compared too: the report then shows 0 and the
+    // check is known to have run.
     std::string diff;
-    if (!checker_->matchesReference(model, diff)) {
+    bool same = checker_->matchesReference(model, diff);
+    report_.modelChecked = true;
+    report_.checkFigures = checker_->figures();
+    if (!same) {
       error = "model check failed: the optimized model's outputs differ from the input model's\n" + diff;
       return false;
     }

@@ -46,6 +46,10 @@ struct PassManagerOptions {
   bool modelCheck = false;
   /// Compare after every changing pass and roll back a pass that differs.
   bool modelCheckEach = false;
+  /// The default check (on unless asked otherwise): when the input model
+  /// cannot run in the interpreter, the check is skipped with a note in the
+  /// report instead of failing the run.
+  bool modelCheckBestEffort = false;
   /// Where IR dumps, debug lines and rollback notes go (stderr when null).
   std::ostream *log = nullptr;
 };
@@ -59,6 +63,11 @@ struct PassManagerReport {
   bool changed = false;
   /// "pass: report" for every pass rolled back by --model-check-each.
   std::vector<std::string> rolledBack;
+  /// Whether the final model was compared with the input, and what it found.
+  bool modelChecked = false;
+  CheckFigures checkFigures;
+  /// Why a best-effort model check did not run ("" when it ran or was off).
+  std::string modelCheckSkipped;
 };
 
 class PassManager {
@@ -82,6 +91,13 @@ public:
   void setMaxRounds(unsigned maxRounds) { maxRounds_ = maxRounds ? maxRounds : 1; }
   /// Given a checker, Execute: uses it for --model-check(-each).
   void setOutputChecker(std::unique_ptr<OutputChecker> checker);
+  /// Given whether to check and whether a model that cannot run skips the
+  /// check (instead of failing), Execute: sets the final model check
+  /// (PassManagerOptions::modelCheck, modelCheckBestEffort).
+  void setModelCheck(bool on, bool bestEffort) {
+    options_.modelCheck = on;
+    options_.modelCheckBestEffort = bestEffort;
+  }
 
   /// Given a model, Execute: runs the pipeline with the instrumentation of
   /// the options, Result: false with `error` when a pass broke the IR or a
@@ -107,6 +123,10 @@ private:
   bool runPass(Entry &entry, Model &model, unsigned round, bool &changed, std::string &error);
   void dumpIR(const Model &model, std::string_view when, std::string_view pass);
   bool selected(const std::vector<std::string> &names, std::string_view pass) const;
+  /// Given whether the reference run succeeded and why not, Result: true to
+  /// go on (success, or a best-effort check noted as skipped), false with
+  /// `error` set.
+  bool referenceRecorded(bool ok, const std::string &why, std::string &error);
   std::ostream &log() const;
 
   const PassRegistry &registry_;
@@ -114,6 +134,8 @@ private:
   std::vector<Entry> passes_;
   unsigned maxRounds_ = 1;
   std::unique_ptr<OutputChecker> checker_;
+  /// Whether checker_ holds a reference for the current run().
+  bool checkerReady_ = false;
   PassContext context_;
   PassManagerReport report_;
   double totalSeconds_ = 0;
