@@ -22,6 +22,7 @@
 #include "transforms/Pass.h"
 #include "transforms/PassRegistry.h"
 
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -40,6 +41,9 @@ struct PassManagerOptions {
   bool printLargeConstants = false;
   /// Run ir/Verifier after every pass; stop at the first broken invariant.
   bool verifyEach = false;
+  /// With verifyEach: also run this model check (the CLI's ONNX validator,
+  /// ir/Validate.h) after every pass; its first line fails the run naming the pass.
+  std::function<std::vector<std::string>(const Model &)> validateEach;
   /// Pass or pattern names whose debug lines print ("all" for every one).
   std::vector<std::string> debugOnly;
   /// Compare the final outputs with the input model's (needs `checker`).
@@ -82,6 +86,10 @@ public:
   void setMaxRounds(unsigned maxRounds) { maxRounds_ = maxRounds ? maxRounds : 1; }
   /// Given a checker, Execute: uses it for --model-check(-each).
   void setOutputChecker(std::unique_ptr<OutputChecker> checker);
+  /// Given a model check, Execute: with verifyEach, runs it after every pass.
+  void setValidateEach(std::function<std::vector<std::string>(const Model &)> fn) {
+    options_.validateEach = std::move(fn);
+  }
 
   /// Given a model, Execute: runs the pipeline with the instrumentation of
   /// the options, Result: false with `error` when a pass broke the IR or a
