@@ -46,7 +46,7 @@ const AttrSchema *OpSchema::attribute(std::string_view name) const {
 
 int maxKnownDefaultOpset() { return ONNXSLIM_SCHEMA_MAX_DEFAULT_OPSET; }
 
-const OpSchema *lookupOpSchema(std::string_view domain, std::string_view opType, int64_t opsetVersion) {
+const OpSchema *findOpSchemaVersion(std::string_view domain, std::string_view opType, int64_t opsetVersion) {
   domain = canonicalDomain(domain);
   // The table is sorted by (domain, op, since): find the last entry <= (domain, op, version).
   auto key = [](const OpSchema &s) { return std::make_tuple(s.domain, s.opType, static_cast<int64_t>(s.sinceVersion)); };
@@ -55,9 +55,14 @@ const OpSchema *lookupOpSchema(std::string_view domain, std::string_view opType,
   if (it == std::begin(kOps))
     return nullptr;
   const OpSchema &s = *(it - 1);
-  if (s.domain != domain || s.opType != opType || s.deprecated)
+  if (s.domain != domain || s.opType != opType)
     return nullptr;
   return &s;
+}
+
+const OpSchema *lookupOpSchema(std::string_view domain, std::string_view opType, int64_t opsetVersion) {
+  const OpSchema *s = findOpSchemaVersion(domain, opType, opsetVersion);
+  return s && !s->deprecated ? s : nullptr;
 }
 
 bool isKnownSchemaDomain(std::string_view domain) {

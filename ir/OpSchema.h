@@ -51,6 +51,10 @@ int maxKnownDefaultOpset();
 /// "ai.onnx" and "" are the same domain.
 const OpSchema *lookupOpSchema(std::string_view domain, std::string_view opType, int64_t opsetVersion);
 
+/// Like lookupOpSchema, but a deprecation entry is returned too (then
+/// `deprecated` is set and the op does not exist at that version).
+const OpSchema *findOpSchemaVersion(std::string_view domain, std::string_view opType, int64_t opsetVersion);
+
 /// Whether the table describes `domain` at all (unknown domains are custom ops).
 bool isKnownSchemaDomain(std::string_view domain);
 

@@ -322,11 +322,16 @@ private:
       return; // a custom op: not ours to judge
     if (n.isDefaultDomain() && version > maxKnownDefaultOpset())
       return; // reported once at the model level
-    const OpSchema *s = lookupOpSchema(n.domain(), n.opType(), version);
+    const OpSchema *s = findOpSchemaVersion(n.domain(), n.opType(), version);
     std::string opset = "opset " + std::to_string(version) +
                         (n.isDefaultDomain() ? std::string() : " of " + n.domain());
     if (!s) {
       report(where, "op " + n.opType() + " does not exist in " + opset);
+      return;
+    }
+    if (s->deprecated) {
+      report(where, "op " + n.opType() + " is deprecated in " + opset + " (since opset " +
+                        std::to_string(s->sinceVersion) + "; the spec no longer defines it there)");
       return;
     }
     std::string op = n.opType() + "-" + std::to_string(s->sinceVersion);
