@@ -2,6 +2,7 @@
 //
 //   onnxslim IN OUT [options]      optimize IN, write OUT, print a summary
 //   onnxslim dump IN               print the IR as ONNX textual syntax
+//   onnxslim check MODEL           validate a model against the ONNX spec
 //   onnxslim run MODEL             run it in the interpreter, write outputs
 //   onnxslim verify A B            compare two models' outputs on seeded inputs
 //
@@ -9,8 +10,14 @@
 // path where there is one) and the exit status is non-zero. The input is
 // never modified and a half-written output never remains.
 //
+// The optimizer validates its input (ir/Validate.h) before any pass and
+// refuses an invalid model unless --allow-invalid; it validates the optimized
+// model again before writing it (an invalid result is a pass bug: nothing is
+// written; --verify-each validates after every pass to name it).
+//
 //===----------------------------------------------------------------------===//
 #include "ir/Printer.h"
+#include "ir/Validate.h"
 #include "ir/Verifier.h"
 #include "runtime/Inputs.h"
 #include "tools/ModelIO.h"
@@ -45,12 +52,34 @@ bool checkIR(const Model &model, const std::string &path, std::string &error) {
   return false;
 }
 
+/// The input's validity: refuses an invalid model (one line, the first
+/// problem) unless `allowInvalid`, when it warns. Sets `valid`.
+bool checkInputValid(const Model &model, const std::string &path, bool allowInvalid, bool &valid,
+                     std::string &error) {
+  ValidateOptions opts;
+  opts.file = path;
+  std::vector<std::string> problems = validate(model, opts);
+  valid = problems.empty();
+  if (valid)
+    return true;
+  std::string more = problems.size() > 1 ? std::to_string(problems.size() - 1) + " more problem(s); " : "";
+  if (!allowInvalid) {
+    error = problems.front() + " [invalid model: " + more + "'onnxslim check " + path +
+            "' lists every problem; --allow-invalid optimizes it anyway]";
+    return false;
+  }
+  std::cerr << "onnxslim: warning: " << problems.front() << " [invalid model, optimized anyway (--allow-invalid); "
+            << more << "the output is not validated]\n";
+  return true;
+}
+
 struct MainArgs {
   std::string input;
   std::string output;
   std::string emit = "onnx";
   bool externalData = false;
   bool quiet = false;
+  bool allowInvalid = false; ///< --allow-invalid: optimize a model that fails validation
   // Pass pipeline (transforms/).
   std::string passes;
   bool passesGiven = false;
@@ -222,6 +251,18 @@ int runMain(const MainArgs &args) {
   std::unique_ptr<Model> model = loadAny(args.input, error);
   if (!model || !checkIR(*model, args.input, error))
     return fail(error);
+  bool inputValid = false;
+  if (!checkInputValid(*model, args.input, args.allowInvalid, inputValid, error))
+    return fail(error);
+  if (inputValid && args.pm.verifyEach) {
+    std::string file = args.input;
+    pm.setValidateEach([file](const Model &m) {
+      ValidateOptions opts;
+      opts.file = file;
+      opts.maxDiagnostics = 1;
+      return validate(m, opts);
+    });
+  }
   ModelStats before = collectStats(*model);
   before.fileBytes = fileSize(args.input);
   if (!applyInputShapes(*model, inputShapes, error))
@@ -248,6 +289,15 @@ int runMain(const MainArgs &args) {
     pm.printTiming(std::cerr);
   if (!ok)
     return fail(args.input + ": " + error);
+  // A valid input must give a valid output: anything else is a pass bug.
+  if (inputValid) {
+    ValidateOptions opts;
+    opts.file = args.input;
+    std::vector<std::string> problems = validate(*model, opts);
+    if (!problems.empty())
+      return fail("the optimized model is invalid (a bug in a pass; --verify-each names it), nothing written: " +
+                  problems.front());
+  }
 
   if (toStdout) {
     if (!printToStdout(*model, error))
@@ -280,10 +330,38 @@ int runDump(const std::string &input, bool largeConstants) {
   std::unique_ptr<Model> model = loadAny(input, error);
   if (!model || !checkIR(*model, input, error))
     return fail(error);
+  // An invalid model is still printed (that is how one looks at it), with a warning.
+  ValidateOptions vopts;
+  vopts.file = input;
+  for (const std::string &problem : validate(*model, vopts))
+    std::cerr << "onnxslim: warning: " << problem << "\n";
   PrintOptions opts;
   opts.printLargeConstants = largeConstants;
   printModel(std::cout, *model, opts);
   return std::cout ? 0 : fail("cannot write to standard output");
+}
+
+/// `onnxslim check MODEL`: "MODEL: valid", or every problem found (exit 1).
+int runCheck(const std::string &input) {
+  std::string error;
+  std::unique_ptr<Model> model = loadAny(input, error);
+  if (!model)
+    return fail(error);
+  std::vector<std::string> problems;
+  for (const std::string &p : verify(*model, 20))
+    problems.push_back(input + ": IR invariant broken: " + p);
+  ValidateOptions opts;
+  opts.file = input;
+  for (std::string &p : validate(*model, opts))
+    problems.push_back(std::move(p));
+  if (problems.empty()) {
+    std::cout << input << ": valid\n";
+    return 0;
+  }
+  for (const std::string &p : problems)
+    std::cout << p << "\n";
+  std::cout.flush();
+  return 1;
 }
 
 } // namespace
@@ -299,6 +377,8 @@ int main(int argc, char **argv) {
   app.add_flag("--save-as-external-data", mainArgs.externalData,
                "Write tensors of 1 KiB and more to <output>.data beside the output");
   app.add_flag("-q,--quiet", mainArgs.quiet, "Do not print the summary table");
+  app.add_flag("--allow-invalid", mainArgs.allowInvalid,
+               "Optimize a model that fails validation (warns; the output is not validated then)");
 
   // Pass pipeline and instrumentation (LLVM opt / mlir-opt style).
   CLI::Option *passesOpt = app.add_option(
@@ -352,6 +432,10 @@ int main(int argc, char **argv) {
   dump->add_option("input", dumpInput, "Input model")->required();
   dump->add_flag("--print-large-constants", largeConstants, "Print every constant in full");
 
+  std::string checkInput;
+  CLI::App *checkCmd = app.add_subcommand("check", "Validate a model against the ONNX specification");
+  checkCmd->add_option("model", checkInput, "Model")->required();
+
   RunArgs runArgs;
   CLI::App *run = app.add_subcommand("run", "Run a model in the interpreter and write its outputs as TensorProto files");
   run->add_option("model", runArgs.model, "Model")->required();
@@ -383,6 +467,8 @@ int main(int argc, char **argv) {
 
   if (dump->parsed())
     return runDump(dumpInput, largeConstants);
+  if (checkCmd->parsed())
+    return runCheck(checkInput);
   if (run->parsed())
     return runModelCommand(runArgs);
   if (verifyCmd->parsed())

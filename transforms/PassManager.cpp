@@ -207,6 +207,13 @@ bool PassManager::runPass(Entry &entry, Model &model, unsigned round, bool &chan
         error += "\n  " + problems[i];
       return false;
     }
+    if (options_.validateEach) {
+      problems = options_.validateEach(model);
+      if (!problems.empty()) {
+        error = "the model is invalid after " + where + " (a bug in that pass): " + problems.front();
+        return false;
+      }
+    }
   }
   if (snapshot && changed) {
     std::string diff;

@@ -22,6 +22,7 @@
 #include "transforms/Pass.h"
 #include "transforms/PassRegistry.h"
 
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -40,6 +41,9 @@ struct PassManagerOptions {
   bool printLargeConstants = false;
   /// Run ir/Verifier after every pass; stop at the first broken invariant.
   bool verifyEach = false;
+  /// With verifyEach: also run this model check (the CLI's ONNX validator,
+  /// ir/Validate.h) after every pass; its first line fails the run naming the pass.
+  std::function<std::vector<std::string>(const Model &)> validateEach;
   /// Pass or pattern names whose debug lines print ("all" for every one).
   std::vector<std::string> debugOnly;
   /// Compare the final outputs with the input model's (needs `checker`).
@@ -97,6 +101,10 @@ public:
   void setModelCheck(bool on, bool bestEffort) {
     options_.modelCheck = on;
     options_.modelCheckBestEffort = bestEffort;
+  }
+  /// Given a model check, Execute: with verifyEach, runs it after every pass.
+  void setValidateEach(std::function<std::vector<std::string>(const Model &)> fn) {
+    options_.validateEach = std::move(fn);
   }
 
   /// Given a model, Execute: runs the pipeline with the instrumentation of

@@ -1,0 +1,378 @@
+//===- ir/Validate.cpp - ONNX model validity checks ------------------------===//
+//
+// One walk over the model: model-level fields first, then every graph
+// (subgraphs in place, with the scopes that enclose them), then each node
+// against the op schema table. See ir/Validate.h for the list of checks.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Validate.h"
+
+#include "ir/IR.h"
+#include "ir/OpSchema.h"
+
+#include <map>
+#include <unordered_set>
+
+namespace onnxslim {
+
+namespace {
+
+/// The newest IR version this tool reads and writes (schema/onnx.proto's IR_VERSION).
+constexpr int64_t kNewestIrVersion = 14;
+
+/// "node 'name' (Op)", or "node #i (Op)" for an unnamed node (its place in its graph).
+std::string describe(const Node *n, size_t index) {
+  std::string op = n->isDefaultDomain() ? n->opType() : n->domain() + "." + n->opType();
+  std::string who = n->name().empty() ? "node #" + std::to_string(index) : "node '" + n->name() + "'";
+  return who + " (" + op + ")";
+}
+
+std::string dimsText(const std::vector<int64_t> &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+bool isKnownDataType(DataType t) {
+  auto i = static_cast<int32_t>(t);
+  return i >= 1 && i <= static_cast<int32_t>(DataType::Float8E8M0);
+}
+
+/// The lowest IR version whose spec has this element type (0: every version).
+int64_t irVersionNeededFor(DataType t) {
+  switch (t) {
+  case DataType::Float8E4M3FN:
+  case DataType::Float8E4M3FNUZ:
+  case DataType::Float8E5M2:
+  case DataType::Float8E5M2FNUZ:
+    return 9;
+  case DataType::UInt4:
+  case DataType::Int4:
+    return 10;
+  case DataType::Float4E2M1:
+    return 11;
+  case DataType::Float8E8M0:
+    return 12;
+  default:
+    return 0;
+  }
+}
+
+const char *canonicalDomainName(const std::string &d) { return d.empty() || d == "ai.onnx" ? "ai.onnx" : d.c_str(); }
+
+class Validator {
+public:
+  Validator(const Model &m, const ValidateOptions &opts) : model_(m), opts_(opts) {}
+
+  std::vector<std::string> run() {
+    checkModel();
+    if (const Graph *g = model_.graph()) {
+      std::string path = "graph '" + g->name + "'";
+      checkGraph(*g, path);
+    } else {
+      report("", "the model has no graph");
+    }
+    return std::move(diags_);
+  }
+
+private:
+  void report(const std::string &where, const std::string &what) {
+    if (diags_.size() >= opts_.maxDiagnostics)
+      return;
+    diags_.push_back(opts_.file + ": " + (where.empty() ? "" : where + ": ") + what);
+  }
+
+  //===--- Model ------------------------------------------------------===//
+
+  void checkModel() {
+    int64_t ir = model_.irVersion;
+    if (ir <= 0)
+      report("", "ir_version is not set (" + std::to_string(ir) + ")");
+    else if (ir > kNewestIrVersion)
+      report("", "ir_version " + std::to_string(ir) + " is newer than the newest this tool knows (" +
+                     std::to_string(kNewestIrVersion) + ")");
+    std::map<std::string, int64_t> seen;
+    for (const OpsetId &o : model_.opsetImport) {
+      std::string d = canonicalDomainName(o.domain);
+      if (!seen.emplace(d, o.version).second)
+        report("", "opset_import lists domain '" + d + "' twice");
+      if (o.version < 1)
+        report("", "opset_import of domain '" + d + "' has version " + std::to_string(o.version));
+      else if (d == "ai.onnx" && o.version > maxKnownDefaultOpset())
+        report("", "opset_import of the default domain has version " + std::to_string(o.version) +
+                       ", newer than the newest this tool knows (" + std::to_string(maxKnownDefaultOpset()) + ")");
+    }
+    if (ir > 0 && ir < 3 && !model_.opsetImport.empty())
+      report("", "ir_version " + std::to_string(ir) + " (< 3) cannot have opset_import");
+    if (ir >= 3 && model_.opsetImport.empty())
+      report("", "ir_version " + std::to_string(ir) + " (>= 3) needs opset_import, and it is empty");
+  }
+
+  /// The opset version in effect for `domain` (IR < 3 models have opset 1 of
+  /// the default domain implicitly), or -1 when the domain is not imported.
+  int64_t opsetFor(const std::string &domain) const {
+    int64_t v = model_.opsetVersion(domain);
+    if (v < 0 && model_.irVersion > 0 && model_.irVersion < 3 && (domain.empty() || domain == "ai.onnx"))
+      return 1;
+    return v;
+  }
+
+  void checkTypeIrVersion(DataType t, const std::string &where, const std::string &what) {
+    int64_t need = irVersionNeededFor(t);
+    if (need && model_.irVersion > 0 && model_.irVersion < need && irReported_.insert(t).second)
+      report(where, what + " has type " + dataTypeName(t) + ", which needs ir_version >= " + std::to_string(need) +
+                        " (the model has " + std::to_string(model_.irVersion) + ")");
+  }
+
+  //===--- Tensors ----------------------------------------------------===//
+
+  void checkTensor(const Tensor &t, const std::string &where, const std::string &what) {
+    DataType dt = t.dtype();
+    if (!isKnownDataType(dt)) {
+      report(where, what + " has unknown data type " + std::to_string(static_cast<int32_t>(dt)));
+      return;
+    }
+    checkTypeIrVersion(dt, where, what);
+    int64_t count = 1;
+    bool overflow = false;
+    for (int64_t d : t.dims()) {
+      if (d < 0) {
+        report(where, what + " has a negative dim: " + dimsText(t.dims()));
+        return;
+      }
+      if (d != 0 && count > INT64_MAX / d)
+        overflow = true;
+      else
+        count *= d;
+    }
+    if (overflow) {
+      bool empty = false;
+      for (int64_t d : t.dims())
+        empty = empty || d == 0;
+      if (!empty) {
+        report(where, what + " dims " + dimsText(t.dims()) + " have more elements than int64 can count");
+        return;
+      }
+      count = 0;
+    }
+    std::string shape = dataTypeName(dt) + " " + dimsText(t.dims());
+    if (dt == DataType::String) {
+      if (t.encoding == TensorEncoding::Raw && (t.byteSize() != 0 || count != 0))
+        report(where, what + " is a string tensor stored as raw_data (strings go in string_data)");
+      else if (static_cast<int64_t>(t.strings().size()) != count)
+        report(where, what + " has " + std::to_string(t.strings().size()) + " strings but " + shape + " needs " +
+                          std::to_string(count));
+      return;
+    }
+    unsigned bits = elementBits(dt);
+    // count * bits / 8, rounded up, without overflow.
+    uint64_t needBytes = static_cast<uint64_t>(count) / 8 * bits + (static_cast<uint64_t>(count) % 8 * bits + 7) / 8;
+    if (static_cast<uint64_t>(count) > UINT64_MAX / 128)
+      needBytes = UINT64_MAX;
+    uint64_t have = t.byteSize();
+    if (have == needBytes)
+      return;
+    std::string need = std::to_string(needBytes) + " bytes";
+    switch (t.encoding) {
+    case TensorEncoding::Raw:
+      report(where, what + " has " + std::to_string(have) + " bytes of raw_data but " + shape + " needs " + need);
+      break;
+    case TensorEncoding::Typed:
+      if (size_t es = elementSize(dt))
+        report(where, what + " has " + std::to_string(have / es) + " elements of typed data but " + shape +
+                          " needs " + std::to_string(count));
+      else
+        report(where, what + " has " + std::to_string(have) + " bytes of typed data but " + shape + " needs " + need);
+      break;
+    case TensorEncoding::External:
+      report(where, what + " has " + std::to_string(have) + " bytes of external data but " + shape + " needs " + need);
+      break;
+    }
+  }
+
+  void checkType(const std::optional<Type> &type, const std::string &where, const std::string &what) {
+    if (!type)
+      return;
+    const Type *t = &*type;
+    while (t) {
+      if ((t->kind() == Type::Kind::Tensor || t->kind() == Type::Kind::SparseTensor) && t->hasElemType &&
+          t->elemType() != DataType::Undefined) {
+        if (!isKnownDataType(t->elemType()))
+          report(where, what + " has unknown element type " + std::to_string(static_cast<int32_t>(t->elemType())));
+        else
+          checkTypeIrVersion(t->elemType(), where, what);
+      }
+      t = t->inner();
+    }
+  }
+
+  //===--- Graphs -----------------------------------------------------===//
+
+  /// Names defined in this graph and in every enclosing one, innermost last.
+  struct Scope {
+    std::unordered_set<std::string> names;
+    std::unordered_set<const Value *> values;
+  };
+
+  bool visible(const Value *v) const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      if (it->values.count(v))
+        return true;
+    return false;
+  }
+
+  void define(const Value *v, const std::string &where, const std::string &what) {
+    if (!v)
+      return;
+    Scope &scope = scopes_.back();
+    scope.values.insert(v);
+    if (v->name().empty())
+      return;
+    if (scope.names.count(v->name())) {
+      report(where, what + " '" + v->name() + "' is defined twice (names must be unique: SSA)");
+      return;
+    }
+    for (size_t i = 0; i + 1 < scopes_.size(); ++i)
+      if (scopes_[i].names.count(v->name())) {
+        report(where, what + " '" + v->name() + "' redefines a name of an enclosing graph (names must be unique: SSA)");
+        break;
+      }
+    scope.names.insert(v->name());
+  }
+
+  void checkGraph(const Graph &g, const std::string &path) {
+    scopes_.emplace_back();
+    for (const Value *v : g.inputs()) {
+      define(v, path, "input");
+      checkType(v->type(), path, "input '" + v->name() + "'");
+    }
+    bool oldIr = model_.irVersion > 0 && model_.irVersion <= 3;
+    for (const Value *v : g.initializers()) {
+      if (v->defKind() != Value::DefKind::GraphInput) {
+        define(v, path, "initializer");
+        if (oldIr)
+          report(path, "initializer '" + v->name() + "' is not listed in graph.input, which ir_version " +
+                           std::to_string(model_.irVersion) + " (<= 3) requires");
+      }
+      if (v->initializer())
+        checkTensor(*v->initializer(), path, "initializer '" + v->name() + "'");
+    }
+    for (const Value *v : g.sparseInitializers()) {
+      define(v, path, "sparse initializer");
+      if (const auto &sp = v->sparseInitializer()) {
+        if (sp->values)
+          checkTensor(*sp->values, path, "sparse initializer '" + v->name() + "' values");
+        if (sp->indices)
+          checkTensor(*sp->indices, path, "sparse initializer '" + v->name() + "' indices");
+      }
+    }
+    size_t index = 0;
+    for (const Node *n : g.nodes())
+      checkNode(*n, index++, path);
+    for (size_t i = 0; i < g.numOutputs(); ++i) {
+      const GraphOutput &o = g.outputSlots()[i];
+      const Value *v = o.use.get();
+      if (!v)
+        report(path, "output " + std::to_string(i) + " is produced by nothing");
+      else if (!visible(v))
+        report(path, "output '" + v->name() + "' is produced by nothing in scope");
+      checkType(o.type, path, "output '" + (v ? v->name() : std::to_string(i)) + "'");
+    }
+    scopes_.pop_back();
+  }
+
+  //===--- Nodes ------------------------------------------------------===//
+
+  void checkNode(const Node &n, size_t index, const std::string &path) {
+    std::string where = path + " / " + describe(&n, index);
+    for (size_t i = 0; i < n.numOperands(); ++i) {
+      const Value *v = n.operand(i);
+      if (v && !visible(v))
+        report(where, "input '" + v->name() + "' names no value defined before it in this graph or an enclosing one");
+    }
+    for (const Attribute &a : n.attributes()) {
+      if (a.t)
+        checkTensor(*a.t, where, "attribute '" + a.name + "'");
+      for (const TensorPtr &t : a.tensors)
+        if (t)
+          checkTensor(*t, where, "attribute '" + a.name + "' tensor");
+      for (const Graph *sg : a.subgraphs())
+        checkGraph(*sg, where + "." + a.name);
+    }
+    for (size_t i = 0; i < n.numResults(); ++i) {
+      define(n.result(i), where, "output");
+      if (const Value *r = n.result(i))
+        checkType(r->type(), where, "output '" + r->name() + "'");
+    }
+    checkSchema(n, where);
+  }
+
+  void checkSchema(const Node &n, const std::string &where) {
+    if (n.opType().empty()) {
+      report(where, "node has an empty op_type");
+      return;
+    }
+    int64_t version = opsetFor(n.domain());
+    if (version < 0) {
+      report(where, "no opset_import for domain '" + std::string(canonicalDomainName(n.domain())) + "'");
+      return;
+    }
+    if (!isKnownSchemaDomain(n.domain()))
+      return; // a custom op: not ours to judge
+    if (n.isDefaultDomain() && version > maxKnownDefaultOpset())
+      return; // reported once at the model level
+    const OpSchema *s = findOpSchemaVersion(n.domain(), n.opType(), version);
+    std::string opset = "opset " + std::to_string(version) +
+                        (n.isDefaultDomain() ? std::string() : " of " + n.domain());
+    if (!s) {
+      report(where, "op " + n.opType() + " does not exist in " + opset);
+      return;
+    }
+    if (s->deprecated) {
+      report(where, "op " + n.opType() + " is deprecated in " + opset + " (since opset " +
+                        std::to_string(s->sinceVersion) + "; the spec no longer defines it there)");
+      return;
+    }
+    std::string op = n.opType() + "-" + std::to_string(s->sinceVersion);
+    auto range = [](int lo, int hi) {
+      return hi == OpSchema::kUnbounded ? std::to_string(lo) + " or more"
+             : lo == hi                 ? std::to_string(lo)
+                                        : std::to_string(lo) + " to " + std::to_string(hi);
+    };
+    auto outside = [](size_t k, int lo, int hi) {
+      return static_cast<int64_t>(k) < lo || (hi != OpSchema::kUnbounded && static_cast<int64_t>(k) > hi);
+    };
+    if (outside(n.numOperands(), s->minInputs, s->maxInputs))
+      report(where, "has " + std::to_string(n.numOperands()) + " inputs but " + op + " takes " +
+                        range(s->minInputs, s->maxInputs));
+    if (outside(n.numResults(), s->minOutputs, s->maxOutputs))
+      report(where, "has " + std::to_string(n.numResults()) + " outputs but " + op + " gives " +
+                        range(s->minOutputs, s->maxOutputs));
+    for (const Attribute &a : n.attributes()) {
+      const AttrSchema *as = s->attribute(a.name);
+      if (!as)
+        report(where, "attribute '" + a.name + "' is not an attribute of " + op);
+      else if (a.kind != AttrKind::Undefined && a.kind != as->kind)
+        report(where, "attribute '" + a.name + "' is " + std::string(attrKindName(a.kind)) + " but " + op +
+                          " wants " + std::string(attrKindName(as->kind)));
+    }
+    for (const AttrSchema &as : s->attributes)
+      if (as.required && !n.hasAttr(as.name))
+        report(where, "required attribute '" + std::string(as.name) + "' of " + op + " is missing");
+  }
+
+  const Model &model_;
+  const ValidateOptions &opts_;
+  std::vector<std::string> diags_;
+  std::vector<Scope> scopes_;
+  std::unordered_set<DataType> irReported_;
+};
+
+} // namespace
+
+std::vector<std::string> validate(const Model &model, const ValidateOptions &options) {
+  return Validator(model, options).run();
+}
+
+} // namespace onnxslim

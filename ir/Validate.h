@@ -1,0 +1,46 @@
+//===- ir/Validate.h - ONNX model validity checks --------------*- C++ -*-===//
+//
+// The validator decides whether a model is valid ONNX, before any pass runs
+// and again before an optimized model is written. Where the IR verifier
+// (ir/Verifier.h) checks the IR's own invariants (use lists, ownership), the
+// validator checks what the ONNX specification requires of a model:
+//
+//  - tensors: known dtype, no negative dims, a dims product that fits int64,
+//    data that matches dtype x dims (raw, typed or external), string tensors
+//    not stored as raw bytes;
+//  - nodes: a non-empty op type, an imported domain, an op that exists at the
+//    imported opset, input/output counts and attribute names, kinds and
+//    required attributes as the op schema (ir/OpSchema.h) says; nodes of
+//    unknown (custom) domains are not looked into;
+//  - graphs: SSA names (no name defined twice, in a graph or over an enclosing
+//    one), outputs and operands (subgraph captures included) that name a
+//    value in scope, and for IR version <= 3 initializers listed as inputs;
+//  - the model: an ir_version that is set and known and high enough for the
+//    types it uses, opset imports that are present and not duplicated.
+//
+// Each diagnostic is one line: "FILE: GRAPH PATH / Op 'name': what is wrong".
+// Function bodies (FunctionProto) are not validated.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace onnxslim {
+
+class Model;
+
+struct ValidateOptions {
+  /// Shown at the start of every diagnostic (the model's file name).
+  std::string file = "model";
+  /// Stop after this many diagnostics.
+  size_t maxDiagnostics = 100;
+};
+
+/// Given a model, Execute: checks it against the ONNX specification,
+/// Result: one line per problem found (empty when the model is valid).
+std::vector<std::string> validate(const Model &model, const ValidateOptions &options = {});
+
+} // namespace onnxslim
