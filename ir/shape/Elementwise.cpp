@@ -4,7 +4,11 @@
 // and variadic broadcasting ops (arithmetic, comparisons, logic, Where),
 // casts, quantization and random generators. Where the operands' contents are
 // known (shape arithmetic on int64 tensors) the results' contents are
-// computed too, element by element, as SymDims.
+// computed too, element by element, as SymDims: each the exact result of one
+// operation, which setElements turns into what the result's element type
+// holds (a float product rounds, an int32 overflow is unknown); Cast converts
+// as ONNX Runtime does (castElement); a training-mode Dropout and the random
+// generators give nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/shape/InferContext.h"
