@@ -22,7 +22,11 @@
 //
 // Symbolic values. Small integer tensors carry their contents as SymDims, so
 // shape arithmetic (Shape -> Gather -> Concat -> Reshape) is followed:
-// Shape(x) of x:[batch, seq, 768] is known to hold (batch, seq, 768). The
+// Shape(x) of x:[batch, seq, 768] is known to hold (batch, seq, 768).
+// Tracked contents are what the tensor's element type holds at run time
+// (a Cast to uint8 wraps, float arithmetic rounds to float, symbols live only
+// in int64 tensors, undefined results are unknown), and no run-time size is
+// assumed (a Slice to another tensor's length is not that length). The
 // ShapeInferencer keeps these tables alive for passes that simplify shape
 // chains (symbolicValue / symbolicShape).
 //

@@ -29,6 +29,8 @@
 //   Concat       a single input;
 //   Split        a single output;
 //   Add/Sub      adding (either side for Add) / subtracting a constant 0;
+//                for floating types only x + (-0.0) and x - (+0.0) are
+//                identities (x + 0.0 turns -0.0 into +0.0, and 1/x flips);
 //   Mul/Div      multiplying (either side for Mul) / dividing by a constant 1;
 //   Pow          raising to a constant 1;
 //                for these five: the input's element type (when known) is the
@@ -44,6 +46,7 @@
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"
 
+#include <cmath>
 #include <set>
 
 namespace onnxslim {
@@ -309,12 +312,36 @@ public:
   }
 };
 
+/// The sign a floating zero must have to be an identity element: x + (-0.0)
+/// and x - (+0.0) are x for every x, -0.0 included.
+enum class ZeroSign { Any, Negative, Positive };
+
+/// Whether every element of a floating tensor has its sign bit equal to
+/// `negative` (true for non-floating tensors: their zero has no sign).
+bool allSignsAre(const Tensor &t, bool negative) {
+  size_t n = static_cast<size_t>(t.numElements());
+  for (size_t i = 0; i < n; ++i) {
+    bool sign = false;
+    switch (t.dtype()) {
+    case DataType::Float: sign = std::signbit(t.at<float>(i)); break;
+    case DataType::Double: sign = std::signbit(t.at<double>(i)); break;
+    case DataType::Float16:
+    case DataType::BFloat16: sign = (t.at<uint16_t>(i) & 0x8000u) != 0; break;
+    default: return true;
+    }
+    if (sign != negative)
+      return false;
+  }
+  return true;
+}
+
 /// x op c == x for an identity-element constant c (see the file comment).
 class ArithmeticNop : public Pattern {
 public:
-  ArithmeticNop(std::string op, std::string name, int identity, bool commutative, bool sameDtype)
+  ArithmeticNop(std::string op, std::string name, int identity, bool commutative, bool sameDtype,
+                ZeroSign zeroSign = ZeroSign::Any)
       : Pattern(std::move(op), std::move(name)), identity_(identity), commutative_(commutative),
-        sameDtype_(sameDtype) {}
+        sameDtype_(sameDtype), zeroSign_(zeroSign) {}
 
   bool matchAndRewrite(Node *node, Rewriter &rewriter) const override {
     if (node->numOperands() != 2 || !node->operand(0) || !node->operand(1) || node->numResults() != 1 ||
@@ -338,6 +365,9 @@ private:
     TensorPtr t = constantTensor(constant);
     if (!t || !isSplatOf(*t, identity_))
       return previous;
+    if (zeroSign_ != ZeroSign::Any && !allSignsAre(*t, zeroSign_ == ZeroSign::Negative))
+      return zeroSign_ == ZeroSign::Negative ? "x + (+0.0) turns -0.0 into +0.0 (only -0.0 is an identity)"
+                                             : "x - (-0.0) turns -0.0 into +0.0 (only +0.0 is an identity)";
     if (sameDtype_)
       if (std::optional<DataType> dt = knownElemType(x); dt && *dt != t->dtype())
         return "the constant's dtype differs from the input's";
@@ -355,6 +385,7 @@ private:
   int identity_;
   bool commutative_;
   bool sameDtype_;
+  ZeroSign zeroSign_;
 };
 
 class EliminateNopOpsPass : public PatternRewritePass {
@@ -377,8 +408,8 @@ protected:
     patterns.add<PadNop>();
     patterns.add<ConcatNop>();
     patterns.add<SplitNop>();
-    patterns.add<ArithmeticNop>("Add", "remove-add-zero", 0, true, true);
-    patterns.add<ArithmeticNop>("Sub", "remove-sub-zero", 0, false, true);
+    patterns.add<ArithmeticNop>("Add", "remove-add-zero", 0, true, true, ZeroSign::Negative);
+    patterns.add<ArithmeticNop>("Sub", "remove-sub-zero", 0, false, true, ZeroSign::Positive);
     patterns.add<ArithmeticNop>("Mul", "remove-mul-one", 1, true, true);
     patterns.add<ArithmeticNop>("Div", "remove-div-one", 1, false, true);
     patterns.add<ArithmeticNop>("Pow", "remove-pow-one", 1, false, false);

@@ -20,7 +20,10 @@
 //     (relative) of sqrt(2), 1/sqrt(2), 1, 0.5, 0.044715, sqrt(2/pi) and 3
 //     for the exponent;
 //   - every intermediate value is read only inside the pattern and is not
-//     a graph output.
+//     a graph output;
+//   - no constant has a rank above x's (a one-element constant of shape
+//     [1,1,1] broadcasts a rank-2 x to rank 3, while Gelu keeps x's rank);
+//     when x's rank is unknown, every constant is a scalar (rank 0).
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/FusionUtils.h"
@@ -109,8 +112,30 @@ std::optional<Tail> matchTail(Node *f, Value *x, const char *&reason) {
   return tail;
 }
 
-/// Replaces the matched pattern by Gelu(x).
+/// Null when no constant operand of `nodes` broadcasts the result beyond
+/// x's rank; otherwise why.
+const char *constantRankExceedsX(const std::vector<Node *> &nodes, const Value *x) {
+  std::optional<Shape> xs = knownShape(x);
+  for (const Node *n : nodes)
+    for (size_t i = 0; n && i < n->numOperands(); ++i)
+      if (TensorPtr t = n->operand(i) != x ? constantTensor(n->operand(i)) : nullptr) {
+        if (!xs && t->rank() != 0)
+          return "x's rank is unknown and a constant is not a scalar (it may raise the result's rank)";
+        if (xs && t->rank() > static_cast<int64_t>(xs->size()))
+          return "a constant's rank exceeds x's (it would broadcast the result to a higher rank)";
+      }
+  return nullptr;
+}
+
+/// Replaces the matched pattern by Gelu(x), or declines when a constant
+/// would have broadcast the result to a higher rank than x's.
 bool rewriteGelu(Node *root, Value *x, const Tail &tail, std::vector<Node *> head, bool tanh, Rewriter &rewriter) {
+  std::vector<Node *> all = head;
+  all.push_back(root);
+  all.insert(all.end(), tail.nodes.begin(), tail.nodes.end());
+  all.push_back(tail.last);
+  if (const char *reason = constantRankExceedsX(all, x))
+    return rewriter.notifyMatchFailure(root, reason);
   Node *gelu = rewriter.createNodeBefore(tail.last, "Gelu", {x}, {tail.last->result(0)->name() + "_gelu"});
   if (tanh)
     gelu->setAttr(Attribute::makeString("approximate", "tanh"));

@@ -19,6 +19,9 @@
 //     with keepdims = 1;
 //   - the exponent is a constant 2; e, gamma and beta are constants; x's
 //     element type is float, double, float16 or bfloat16 and is theirs;
+//   - the one-element exponent and epsilon have a rank <= x's (a [1,1,1]
+//     epsilon broadcasts a rank-2 x to rank 3; LayerNormalization keeps
+//     x's rank);
 //   - gamma/beta broadcast exactly to the normalized shape x.shape[axis:]
 //     (equal dims after dropping leading 1s, rank <= x's), so the result's
 //     shape is x's; a missing gamma needs known normalized dims (a Scale
@@ -138,6 +141,13 @@ public:
     if (!dt || !isFloatLike(*dt) || eps->dtype() != *dt)
       return rewriter.notifyMatchFailure(div, "x's element type is unknown, not floating, or not epsilon's");
     int64_t rank = static_cast<int64_t>(xs->size());
+    if (eps->rank() > rank)
+      return rewriter.notifyMatchFailure(div, "epsilon's rank exceeds x's (it would broadcast the result to a higher rank)");
+    if (isPow) {
+      TensorPtr two = constantTensor(square->operand(1));
+      if (!two || two->rank() > rank)
+        return rewriter.notifyMatchFailure(div, "the exponent's rank exceeds x's (it would broadcast the result to a higher rank)");
+    }
     std::optional<std::vector<int64_t>> axes1 = meanAxes(*mean1, rank), axes2 = meanAxes(*mean2, rank);
     if (!axes1 || !axes2 || *axes1 != *axes2)
       return rewriter.notifyMatchFailure(div, "the ReduceMean axes are unknown, differ, or keepdims = 0");

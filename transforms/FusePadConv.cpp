@@ -23,6 +23,13 @@
 //     than its kernel (ONNX Runtime requires it); pools use ceil_mode = 0 (with
 //     ceil_mode the last window's placement depends on where padding
 //     starts); MaxPool's Indices output is unused;
+//   - MaxPool: no pooling window may cover explicit (-inf) padding without
+//     covering input data, since such a window gives -inf before the fusion
+//     but the lowest float after (a pool skips its own padding). With a
+//     known spatial size every window is checked (a dilated window's taps
+//     can straddle a small input); otherwise the axis needs dilation 1 and
+//     merged pads summing below the kernel (then every window of a
+//     non-empty axis holds data, and an empty axis has no window);
 //   - the Pad result is read only by that one op and is not a graph output.
 //
 //===----------------------------------------------------------------------===//
@@ -110,6 +117,53 @@ std::optional<PadSpec> decodePad(const Node &pad, size_t rank, const char *&reas
   return spec;
 }
 
+/// For a MaxPool fed by `pad`: null when every pooling window that covers
+/// some of the Pad's (-inf) border also covers input data, so merging the
+/// border into the pool's own (skipped) padding changes no output; otherwise
+/// why not. `pads` are the merged pads.
+const char *windowOnlyInExplicitPadding(const Node &pool, const Node &pad, const PadSpec &spec,
+                                        const std::vector<int64_t> &pads, const std::vector<int64_t> &kernel,
+                                        size_t spatial) {
+  std::vector<int64_t> dilations = pool.attrInts("dilations", std::vector<int64_t>(spatial, 1));
+  std::vector<int64_t> strides = pool.attrInts("strides", std::vector<int64_t>(spatial, 1));
+  if (dilations.size() != spatial || strides.size() != spatial || kernel.size() != spatial)
+    return "the pool's dilations or strides do not match its spatial rank";
+  std::optional<Shape> in = knownShape(pad.operand(0));
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t xb = spec.begin[i + 2], xe = spec.end[i + 2];
+    if (xb == 0 && xe == 0)
+      continue;
+    int64_t k = kernel[i], d = dilations[i], st = strides[i], pb = pads[i], pe = pads[i + spatial];
+    if (k < 1 || d < 1 || st < 1 || k > (int64_t{1} << 20) || d > (int64_t{1} << 20))
+      return "the pool's kernel, dilations or strides are not positive (or are huge)";
+    int64_t window = (k - 1) * d + 1;
+    const Dim *size = in && in->size() == spatial + 2 ? &(*in)[i + 2] : nullptr;
+    if (!size || !size->isValue()) {
+      if (d == 1 && pb + pe < k)
+        continue;
+      return "a dilated (or wholly padded) pool window may cover only the Pad's -inf border "
+             "(the spatial size is unknown)";
+    }
+    int64_t s = size->getValue();
+    if (s < 0 || s > (int64_t{1} << 40))
+      return "the spatial size is out of range";
+    int64_t span = s + pb + pe - window;
+    int64_t count = span < 0 ? 0 : span / st + 1;
+    if (count > (int64_t{1} << 16) || count * k > (int64_t{1} << 22))
+      return "too many pool windows to check";
+    for (int64_t o = 0; o < count; ++o) {
+      bool data = false, border = false;
+      for (int64_t j = 0, at = o * st - pb; j < k; ++j, at += d) {
+        data |= at >= 0 && at < s;
+        border |= (at >= -xb && at < 0) || (at >= s && at < s + xe);
+      }
+      if (border && !data)
+        return "a pool window would cover only the Pad's -inf border (-inf before, the lowest float after)";
+    }
+  }
+  return nullptr;
+}
+
 class FusePadPattern : public Pattern {
 public:
   explicit FusePadPattern(std::string op) : Pattern(std::move(op), "fuse-pad-conv") {}
@@ -174,6 +228,9 @@ public:
       for (size_t i = 0; i < 2 * spatial; ++i)
         if (kernel.size() != spatial || pads[i] >= kernel[i % spatial])
           return rewriter.notifyMatchFailure(node, "a merged pool pad would not be smaller than the kernel");
+    if (node->is("MaxPool"))
+      if (const char *why = windowOnlyInExplicitPadding(*node, *pad, *spec, pads, kernel, spatial))
+        return rewriter.notifyMatchFailure(node, why);
     if (rewriter.debugEnabled())
       rewriter.notifyRewrite(node, "absorbed " + nodeLabel(*pad));
     rewriter.modifyNodeInPlace(node, [&] { node->setAttr(Attribute::makeInts("pads", pads)); });

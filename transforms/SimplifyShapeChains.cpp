@@ -25,7 +25,10 @@
 //     number or a symbolic expression gets a constant target: a number is
 //     kept, an element provably equal to the input's dim at the same
 //     position becomes 0 (copy; only when allowzero = 0), and at most one
-//     other element becomes -1 (declined when a second would be needed).
+//     other element becomes -1 (declined when a second would be needed, or
+//     when another dim of the target can be 0 at run time: -1 cannot be
+//     inferred next to a 0, so [N, M*K] of an empty batch must not become
+//     {0, -1}).
 //
 // Conditions: default-domain nodes without subgraphs; the node and its
 // inputs are left for eliminate-dead-nodes when unused afterwards. A result
@@ -192,25 +195,45 @@ private:
     std::optional<SymShape> in = inferencer_.symbolicShape(n->operand(0));
     bool allowZero = n->attrInt("allowzero", 0) != 0;
     std::vector<int64_t> out;
+    // The size each output dim has at run time (for a 0 that copies, the
+    // input's dim), to prove a new -1 can be inferred.
+    std::vector<SymDim> sizes;
     unsigned inferred = 0;
+    std::optional<size_t> newInferred;
     for (size_t i = 0; i < elems->size(); ++i) {
       const SymDim &e = (*elems)[i];
       if (std::optional<int64_t> c = e.constantValue()) {
         inferred += *c == -1;
         out.push_back(*c);
+        bool copies = *c == 0 && !allowZero;
+        sizes.push_back(copies ? (in && i < in->size() ? (*in)[i] : SymDim()) : e);
         continue;
       }
       if (e.isUnknown())
         return rewriter_.notifyMatchFailure(n, "an element of the target is unknown");
+      sizes.push_back(e);
       if (!allowZero && in && i < in->size() && provablyEqual(e, (*in)[i])) {
         out.push_back(0);
         continue;
       }
       ++inferred;
+      newInferred = i;
       out.push_back(-1);
     }
     if (inferred > 1)
       return rewriter_.notifyMatchFailure(n, "more than one target dim would have to be -1");
+    // A -1 is inferred as size / (product of the other dims), which fails
+    // when that product is 0 (ONNX Runtime: "cannot be reshaped"), while the
+    // computed target reshapes an empty tensor fine: every other dim must be
+    // provably >= 1 for every run-time size.
+    if (newInferred)
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        if (i == *newInferred)
+          continue;
+        std::optional<int64_t> low = sizes[i].lowerBound();
+        if (!low || *low < 1)
+          return rewriter_.notifyMatchFailure(n, "a -1 would sit next to a dim that can be 0 at run time");
+      }
     TensorPtr t = Tensor::fromValues<int64_t>(DataType::Int64, {static_cast<int64_t>(out.size())}, out);
     Value *c = materializeConstant(rewriter_, *n->graph(), n, target->name(), t);
     rewriter_.setOperand(n, 1, c);

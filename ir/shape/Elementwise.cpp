@@ -4,7 +4,11 @@
 // and variadic broadcasting ops (arithmetic, comparisons, logic, Where),
 // casts, quantization and random generators. Where the operands' contents are
 // known (shape arithmetic on int64 tensors) the results' contents are
-// computed too, element by element, as SymDims.
+// computed too, element by element, as SymDims: each the exact result of one
+// operation, which setElements turns into what the result's element type
+// holds (a float product rounds, an int32 overflow is unknown); Cast converts
+// as ONNX Runtime does (castElement); a training-mode Dropout and the random
+// generators give nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/shape/InferContext.h"
@@ -83,9 +87,22 @@ void inferBoolOfShape(InferContext &ctx) {
     ctx.setTensor(0, DataType::Bool, f->shape);
 }
 
+/// Whether a Dropout provably runs in inference mode (its output is its
+/// input): no training_mode input (opset 12+), or one known to be false.
+/// Opsets <= 6 count as inference, as for eliminate-nop-ops (inference
+/// runtimes ignore is_test).
+bool dropoutIsInference(InferContext &ctx) {
+  if (ctx.opset() < 12 || ctx.numInputs() < 3 || !ctx.hasInput(2))
+    return true;
+  auto mode = ctx.ints(2);
+  return mode && mode->size() == 1 && (*mode)[0] == 0;
+}
+
 void inferDropout(InferContext &ctx) {
   ctx.propagate(0, 0);
-  mapElements(ctx, identityElement);
+  // In training mode elements are zeroed at random: nothing is known.
+  if (dropoutIsInference(ctx))
+    mapElements(ctx, identityElement);
   if (ctx.numOutputs() > 1 && ctx.hasOutput(1))
     if (const Facts *f = ctx.input(0); f && f->isTensor())
       ctx.setTensor(1, ctx.opset() >= 10 ? DataType::Bool : f->elem(), f->shape);
@@ -136,17 +153,13 @@ void inferClip(InferContext &ctx) {
 
 //===--- Casts ----------------------------------------------------------===//
 
+/// Contents through a cast: each element converted as ONNX Runtime's Cast
+/// does (castElement); setElements then rounds to the target type.
 void castElements(InferContext &ctx, DataType to) {
-  if (to == DataType::String)
+  std::optional<DataType> from = ctx.elemType(0);
+  if (!from || to == DataType::String)
     return;
-  if (to == DataType::Bool) {
-    mapElements(ctx, [](const SymDim &d) {
-      auto c = cst(d);
-      return c ? fromBool(*c != 0) : SymDim();
-    });
-    return;
-  }
-  mapElements(ctx, identityElement);
+  mapElements(ctx, [&](const SymDim &d) { return castElement(d, *from, to); });
 }
 
 void inferCast(InferContext &ctx) {
@@ -273,13 +286,21 @@ void inferMod(InferContext &ctx) {
 
 void inferPow(InferContext &ctx) {
   // The result has the base's element type (the exponent's may differ).
-  inferBroadcast(ctx, {0, 1}, ResultType::First, [](const auto &a) {
+  // Runtimes compute pow in floating point (within an ulp, not always
+  // correctly rounded): only a result the base's type holds exactly, and at
+  // most 2^53 (exact in double), is known.
+  DataType base = ctx.elemType(0).value_or(DataType::Undefined);
+  inferBroadcast(ctx, {0, 1}, ResultType::First, [base](const auto &a) {
     auto x = cst(a[0]), y = cst(a[1]);
     if (!x || !y || *y < 0 || *y > 62)
       return SymDim();
     SymDim r = SymDim::constant(1);
     for (int64_t i = 0; i < *y; ++i)
       r = r * a[0];
+    auto c = cst(r);
+    constexpr int64_t kExactInDouble = int64_t{1} << 53;
+    if (!c || *c > kExactInDouble || *c < -kExactInDouble || !exactlyRepresentable(*c, base))
+      return SymDim();
     return r;
   });
   if (ctx.failed())
@@ -361,10 +382,24 @@ void inferSum(InferContext &ctx) {
     ctx.fail("needs at least one operand");
     return;
   }
-  inferBroadcast(ctx, allOperands(ctx), ResultType::First, [](const auto &a) {
+  // Integers wrap (the final sum decides); a floating sum is exact in any
+  // order only while the sum of magnitudes fits the significand.
+  DataType dt = firstKnownElem(ctx, allOperands(ctx));
+  bool floating = isFloatingPoint(dt);
+  inferBroadcast(ctx, allOperands(ctx), ResultType::First, [floating, dt](const auto &a) {
     SymDim s = SymDim::constant(0);
-    for (const SymDim &x : a)
+    uint64_t magnitude = 0;
+    for (const SymDim &x : a) {
       s = s + x;
+      if (floating) {
+        auto c = cst(x);
+        if (!c || *c == INT64_MIN)
+          return SymDim();
+        magnitude += static_cast<uint64_t>(*c < 0 ? -*c : *c);
+        if (!holdsIntegersUpTo(magnitude, dt))
+          return SymDim();
+      }
+    }
     return s;
   });
 }

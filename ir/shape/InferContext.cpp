@@ -160,6 +160,137 @@ std::optional<std::vector<double>> tensorDoubles(const Tensor &t, size_t maxElem
 }
 
 //===----------------------------------------------------------------------===//
+// What a tensor of a given element type holds
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The range of an integer type (bool: [0, 1]); uint64 is cut at INT64_MAX,
+/// the largest number a SymDim holds.
+std::optional<std::pair<int64_t, int64_t>> integerRange(DataType dt) {
+  switch (dt) {
+  case DataType::Bool: return std::pair<int64_t, int64_t>{0, 1};
+  case DataType::Int4: return std::pair<int64_t, int64_t>{-8, 7};
+  case DataType::UInt4: return std::pair<int64_t, int64_t>{0, 15};
+  case DataType::Int8: return std::pair<int64_t, int64_t>{INT8_MIN, INT8_MAX};
+  case DataType::UInt8: return std::pair<int64_t, int64_t>{0, UINT8_MAX};
+  case DataType::Int16: return std::pair<int64_t, int64_t>{INT16_MIN, INT16_MAX};
+  case DataType::UInt16: return std::pair<int64_t, int64_t>{0, UINT16_MAX};
+  case DataType::Int32: return std::pair<int64_t, int64_t>{INT32_MIN, INT32_MAX};
+  case DataType::UInt32: return std::pair<int64_t, int64_t>{0, UINT32_MAX};
+  case DataType::Int64: return std::pair<int64_t, int64_t>{INT64_MIN, INT64_MAX};
+  case DataType::UInt64: return std::pair<int64_t, int64_t>{0, INT64_MAX};
+  default: return std::nullopt;
+  }
+}
+
+/// Significand bits (with the implicit one) of the floating types whose
+/// integers are tracked; 0 for the others.
+int significandBits(DataType dt) {
+  switch (dt) {
+  case DataType::Float: return 24;
+  case DataType::Double: return 53;
+  case DataType::Float16: return 11;
+  case DataType::BFloat16: return 8;
+  default: return 0;
+  }
+}
+
+/// `v` rounded to `bits` significant bits, to nearest even; nullopt when the
+/// result does not fit an int64.
+std::optional<int64_t> roundToSignificand(int64_t v, int bits) {
+  uint64_t m = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  int width = 64 - std::countl_zero(m);
+  if (width <= bits)
+    return v;
+  int shift = width - bits;
+  uint64_t low = m & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+  m >>= shift;
+  if (low > half || (low == half && (m & 1)))
+    ++m;
+  if (m > (uint64_t{1} << 63) >> shift)
+    return std::nullopt;
+  m <<= shift;
+  if (v >= 0)
+    return m > static_cast<uint64_t>(INT64_MAX) ? std::nullopt : std::optional<int64_t>(static_cast<int64_t>(m));
+  return m == (uint64_t{1} << 63) ? INT64_MIN : -static_cast<int64_t>(m);
+}
+
+} // namespace
+
+bool exactlyRepresentable(int64_t v, DataType dt) {
+  if (auto r = integerRange(dt))
+    return v >= r->first && v <= r->second;
+  int bits = significandBits(dt);
+  if (bits == 0)
+    return false;
+  auto rounded = roundToSignificand(v, bits);
+  if (!rounded || *rounded != v)
+    return false;
+  return dt != DataType::Float16 || (v >= -65504 && v <= 65504);
+}
+
+bool holdsIntegersUpTo(uint64_t bound, DataType dt) {
+  if (auto r = integerRange(dt))
+    return bound <= static_cast<uint64_t>(r->second);
+  int bits = significandBits(dt);
+  return bits != 0 && bound <= (uint64_t{1} << bits);
+}
+
+SymDim representElement(const SymDim &exact, DataType dt) {
+  if (dt == DataType::Int64)
+    return exact;
+  std::optional<int64_t> c = exact.constantValue();
+  if (!c)
+    return SymDim(); // symbolic sizes are int64 values
+  if (integerRange(dt) || dt == DataType::BFloat16)
+    return exactlyRepresentable(*c, dt) ? exact : SymDim();
+  int bits = significandBits(dt);
+  if (bits == 0)
+    return SymDim();
+  std::optional<int64_t> r = roundToSignificand(*c, bits);
+  if (!r || (dt == DataType::Float16 && (*r > 65504 || *r < -65504)))
+    return SymDim(); // infinity (float16), or beyond what a SymDim holds
+  return SymDim::constant(*r);
+}
+
+SymDim castElement(const SymDim &v, DataType from, DataType to) {
+  if (from == DataType::Undefined || to == DataType::Undefined)
+    return SymDim();
+  std::optional<int64_t> c = v.constantValue();
+  if (!c) {
+    // A size stays a size through integer casts that cannot change it.
+    return to == DataType::Int64 && (from == DataType::Int64 || from == DataType::UInt64) ? v : SymDim();
+  }
+  if (to == DataType::Bool)
+    return SymDim::constant(*c != 0 ? 1 : 0);
+  if (significandBits(to) != 0)
+    return v; // rounded by representElement
+  auto range = integerRange(to);
+  if (!range)
+    return SymDim();
+  if (isFloatingPoint(from))
+    // Float to integer: out-of-range values are undefined (ORT differs by
+    // platform); the tracked values are integral, so truncation keeps them.
+    return *c >= range->first && *c <= range->second ? v : SymDim();
+  if (!integerRange(from))
+    return SymDim();
+  // Integer (or bool) to integer: two's-complement wrap to the target width.
+  auto u = static_cast<uint64_t>(*c);
+  switch (to) {
+  case DataType::Int8: return SymDim::constant(static_cast<int8_t>(u));
+  case DataType::UInt8: return SymDim::constant(static_cast<uint8_t>(u));
+  case DataType::Int16: return SymDim::constant(static_cast<int16_t>(u));
+  case DataType::UInt16: return SymDim::constant(static_cast<uint16_t>(u));
+  case DataType::Int32: return SymDim::constant(static_cast<int32_t>(u));
+  case DataType::UInt32: return SymDim::constant(static_cast<uint32_t>(u));
+  case DataType::Int64: return SymDim::constant(*c);
+  case DataType::UInt64: return *c >= 0 ? v : SymDim(); // 2^64 + c is beyond int64
+  default: return SymDim(); // 4-bit types: not modeled
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // InferContext
 //===----------------------------------------------------------------------===//
 
@@ -253,9 +384,15 @@ void InferContext::setFacts(size_t i, Facts f) {
 void InferContext::setElements(size_t i, std::vector<SymDim> elements) {
   if (i >= results_.size() || !results_[i] || !results_[i]->shape || elements.size() > kMaxElements)
     return;
+  DataType dt = results_[i]->elem();
+  if (dt == DataType::Undefined)
+    return; // what the tensor holds depends on its type
   auto n = staticSize(*results_[i]->shape);
-  if (n && static_cast<size_t>(*n) == elements.size())
-    results_[i]->elements = std::move(elements);
+  if (!n || static_cast<size_t>(*n) != elements.size())
+    return;
+  for (SymDim &e : elements)
+    e = representElement(e, dt);
+  results_[i]->elements = std::move(elements);
 }
 
 void InferContext::propagate(size_t i, size_t j) {

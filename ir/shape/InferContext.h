@@ -104,8 +104,10 @@ public:
   void setFacts(size_t i, Facts f);
   /// Given a result index and IR type, Execute: records it.
   void setType(size_t i, const Type &t) { setFacts(i, Facts::fromType(t)); }
-  /// Given a result index and its flat contents, Execute: records them (dropped
-  /// unless the result's shape is static and holds exactly that many).
+  /// Given a result index and its flat contents (each the exact result of one
+  /// operation), Execute: records them as the result's element type holds
+  /// them (representElement; nothing for an unknown element type), dropped
+  /// unless the result's shape is static and holds exactly that many.
   void setElements(size_t i, std::vector<SymDim> elements);
   /// Result i gets operand j's type and shape (not its contents).
   void propagate(size_t i, size_t j);
@@ -151,6 +153,26 @@ std::optional<std::vector<SymDim>> tensorElements(const Tensor &t);
 /// Contents of a numeric tensor as doubles, nullopt for other dtypes or sizes.
 std::optional<std::vector<double>> tensorDoubles(const Tensor &t,
                                                  size_t maxElements = kMaxElements);
+/// Given the exact result of one operation on tracked elements and the
+/// element type of the tensor that holds it, Result: what that tensor holds
+/// there. int64 keeps anything (symbolic dims included); the other integer
+/// types and bool keep numbers in their range (a value outside is not known:
+/// the op's wrap-around is not modeled); float, double and float16 round a
+/// number to nearest even as one IEEE operation does (overflow: not known);
+/// bfloat16 keeps exactly representable numbers only; every other type, and
+/// any symbolic element outside int64, is not known.
+SymDim representElement(const SymDim &exact, DataType dt);
+/// Whether `v` is a number `dt` holds exactly (no rounding, no wrap).
+bool exactlyRepresentable(int64_t v, DataType dt);
+/// Whether `dt` holds every integer of magnitude <= `bound` exactly (so sums
+/// and products bounded so are exact in any evaluation order).
+bool holdsIntegersUpTo(uint64_t bound, DataType dt);
+/// Given an element held by a tensor of type `from` and a target type, Result:
+/// Cast's result as ONNX Runtime computes it: integers (and bool) wrap to a
+/// narrower integer type, floating values convert to an integer type only in
+/// range (out of range is undefined: not known), anything to bool is `!= 0`,
+/// and a number to a floating type rounds as representElement does.
+SymDim castElement(const SymDim &v, DataType from, DataType to);
 using ElementFn = std::function<SymDim(const std::vector<SymDim> &)>;
 /// Given result `result`'s static shape (already set) and the contents of
 /// `operands`, Execute: computes the result's contents elementwise with numpy

@@ -56,6 +56,25 @@ void reduceContents(InferContext &ctx, const std::string &op, bool all) {
   auto e = ctx.elements(0);
   if (!e || e->empty())
     return;
+  // A floating sum or product is exact in any evaluation order (runtimes
+  // vectorize reductions) only while the sum / product of magnitudes fits
+  // the significand; integers wrap, so only the final value matters.
+  DataType dt = ctx.elemType(0).value_or(DataType::Undefined);
+  if (isFloatingPoint(dt) && (op == "ReduceSum" || op == "ReduceProd")) {
+    uint64_t magnitude = op == "ReduceSum" ? 0 : 1;
+    for (const SymDim &x : *e) {
+      auto c = x.constantValue();
+      if (!c || *c == INT64_MIN)
+        return;
+      uint64_t m = static_cast<uint64_t>(*c < 0 ? -*c : *c);
+      if (op == "ReduceSum")
+        magnitude += m;
+      else if (m != 0)
+        magnitude = m > (uint64_t{1} << 62) / magnitude ? uint64_t{1} << 62 : magnitude * m;
+      if (!holdsIntegersUpTo(magnitude, dt))
+        return;
+    }
+  }
   SymDim acc = (*e)[0];
   for (size_t i = 1; i < e->size(); ++i) {
     const SymDim &x = (*e)[i];

@@ -11,8 +11,9 @@
 // Slice on a symbolic dim: x[:, k:] and x[:, :-k] are d - k (an expression,
 // never written as a dim unless it simplifies, as for a dim padded by k);
 // x[:, -k:] is k only when d >= k is provable; a positive constant end on a
-// symbolic dim (truncation, min(e, d)) is unknown; a symbolic bound is
-// assumed to lie within the dim (buffer[:, :seq] is seq).
+// symbolic dim (truncation, min(e, d)) is unknown; so is a symbolic end not
+// provably within the dim (buffer[:, :seq] is min(seq, d), not seq). A
+// length not provably >= 0 is the opaque max(0, ...).
 //
 //===----------------------------------------------------------------------===//
 #include "ir/shape/InferContext.h"
@@ -629,9 +630,29 @@ int64_t sliceStart(int64_t d, int64_t s, int64_t step) {
   return step > 0 ? std::clamp<int64_t>(s, 0, d) : std::clamp<int64_t>(s, 0, d - 1);
 }
 
+/// max(0, len): `len` itself when provably >= 0 (or a constant), otherwise
+/// an opaque atom (equal only to the same expression elsewhere).
+SymDim nonNegative(const SymDim &len) {
+  if (len.isUnknown())
+    return len;
+  if (auto c = len.constantValue())
+    return SymDim::constant(std::max<int64_t>(*c, 0));
+  if (auto b = len.lowerBound(); b && *b >= 0)
+    return len;
+  return SymDim::opaque("max(0, " + len.str() + ")");
+}
+
+/// Length of a Slice of a dim of size d (ONNX: a negative bound counts from
+/// the end, then both are clamped to [0, d], length max(0, ceil((e - s) /
+/// step))). Every case is exact for every run-time size the symbols can
+/// take; what cannot be proven is unknown. For step > 0 the length is
+/// max(0, E - S) with E the clamped end (E <= d always) and S the start:
+/// a start s >= 0 need not be clamped, as min(s, d) gives the same length
+/// against any E <= d. Bounds beyond +-2^30 mean "to the end" (the one
+/// size assumption: no dim reaches 2^30 along a sliced axis).
 SymDim sliceDim(const SymDim &d, const SymDim &s, const SymDim &e, int64_t step) {
   auto dc = d.constantValue(), sc = s.constantValue(), ec = e.constantValue();
-  if (step == 0)
+  if (step == 0 || d.isUnknown())
     return SymDim();
   if (dc && *dc < 0)
     return SymDim();
@@ -643,34 +664,50 @@ SymDim sliceDim(const SymDim &d, const SymDim &s, const SymDim &e, int64_t step)
       return d;
     return SymDim();
   }
-  SymDim start, end;
-  if (sc && *sc < 0) {
-    // x[-k:] on a symbolic dim has min(k, d) elements: k only when d >= k.
-    auto bound = d.lowerBound();
-    if (!bound || *bound < -*sc)
+  auto atLeast = [](const SymDim &x, int64_t k) {
+    auto b = x.lowerBound();
+    return b && *b >= k;
+  };
+  // The start S.
+  SymDim start;
+  if (sc && *sc <= -kOpenBound) {
+    start = SymDim::constant(0);
+  } else if (sc && *sc < 0) {
+    // x[-k:] starts at max(0, d - k): d - k only when d >= k is provable.
+    if (!atLeast(d, -*sc))
       return SymDim();
     start = d + s;
   } else if (sc) {
     start = dc ? SymDim::constant(std::min(*sc, *dc)) : s;
+  } else if (atLeast(s, 0)) {
+    start = s; // a symbolic start provably >= 0
   } else {
-    start = s;
+    return SymDim();
   }
+  // The clamped end E (<= d).
+  SymDim end;
   if (ec) {
     if (*ec >= kOpenBound)
       end = d;
+    else if (*ec <= -kOpenBound)
+      end = SymDim::constant(0);
     else if (*ec < 0)
-      end = d + e;
+      end = d + e; // max(0, d + e): the final max(0, .) covers the clamp
     else if (dc)
       end = SymDim::constant(std::min(*ec, *dc));
+    else if (atLeast(d, *ec))
+      end = e;
     else
       return SymDim(); // truncation of a symbolic dim: min(e, d) is not known
+  } else if (provablyEqual(e, d)) {
+    end = d;
+  } else if (atLeast(e, 0) && atLeast(d - e, 0)) {
+    end = e; // provably within [0, d]
   } else {
-    end = provablyEqual(e, d) ? d : e;
+    return SymDim(); // an end from another tensor may exceed the dim (or be negative)
   }
-  SymDim len = (end - start).ceilDiv(step);
-  if (auto c = len.constantValue(); c && *c < 0)
-    return SymDim::constant(0);
-  return len;
+  SymDim len = nonNegative(end - start);
+  return len.isUnknown() ? len : len.ceilDiv(step);
 }
 
 void inferSlice(InferContext &ctx) {
@@ -1045,8 +1082,14 @@ void inferRange(InferContext &ctx) {
         ctx.fail("delta is 0");
         return;
       }
-      double n = std::ceil(((*l)[0] - (*s)[0]) / (*d)[0]);
-      len = SymDim::constant(n > 0 ? static_cast<int64_t>(n) : 0);
+      // As ONNX Runtime: limit - start in the tensors' type, then the
+      // quotient in double.
+      double diff = dt == DataType::Float
+                        ? static_cast<double>(static_cast<float>((*l)[0]) - static_cast<float>((*s)[0]))
+                        : (*l)[0] - (*s)[0];
+      double n = std::ceil(diff / (*d)[0]);
+      if (std::isfinite(n) && n < 9.0e15)
+        len = SymDim::constant(n > 0 ? static_cast<int64_t>(n) : 0);
     }
   }
   ctx.setTensor(0, dt, SymShape{len});

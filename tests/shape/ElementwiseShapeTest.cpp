@@ -2,13 +2,53 @@
 //
 // Broadcasting (symbols kept against 1, equal symbols kept), comparison and
 // logic result types, casts, Where, quantization, random generators, the
-// legacy (opset < 7) broadcast, and malformed broadcasts.
+// legacy (opset < 7) broadcast, and malformed broadcasts; tracked contents
+// as their element type holds them (casts wrap and round like ONNX Runtime).
 //
 //===----------------------------------------------------------------------===//
 #include "tests/shape/ShapeTestUtil.h"
 
+#include "ir/shape/InferContext.h"
+
 namespace onnxslim::testing {
 namespace {
+
+/// The number a SymDim holds, or nullopt when unknown / symbolic.
+std::optional<int64_t> held(const SymDim &d) { return d.constantValue(); }
+
+TEST(ElementwiseShape, ContentsAreWhatTheElementTypeHolds) {
+  using shape::castElement;
+  using shape::representElement;
+  auto c = [](int64_t v) { return SymDim::constant(v); };
+  // Integer casts wrap (two's complement) to the target width.
+  EXPECT_EQ(held(castElement(c(300), DataType::Int64, DataType::UInt8)), 44);
+  EXPECT_EQ(held(castElement(c(-1), DataType::Int64, DataType::UInt32)), 4294967295);
+  EXPECT_EQ(held(castElement(c(40000), DataType::Int32, DataType::Int16)), -25536);
+  EXPECT_EQ(held(castElement(c(-1), DataType::Int64, DataType::UInt64)), std::nullopt); // 2^64 - 1
+  // Float to integer out of range is undefined: not known; in range it is kept.
+  EXPECT_EQ(held(castElement(c(300), DataType::Float, DataType::UInt8)), std::nullopt);
+  EXPECT_EQ(held(castElement(c(255), DataType::Float, DataType::UInt8)), 255);
+  EXPECT_EQ(held(castElement(c(-3), DataType::Float, DataType::Bool)), 1);
+  // Floating types round to nearest even; float16 overflows to infinity.
+  EXPECT_EQ(held(representElement(c(2049), DataType::Float16)), 2048);
+  EXPECT_EQ(held(representElement(c(2051), DataType::Float16)), 2052);
+  EXPECT_EQ(held(representElement(c(65519), DataType::Float16)), 65504);
+  EXPECT_EQ(held(representElement(c(65520), DataType::Float16)), std::nullopt);
+  EXPECT_EQ(held(representElement(c(16785409), DataType::Float)), 16785408);
+  EXPECT_EQ(held(representElement(c(16777219), DataType::Float)), 16777220);
+  EXPECT_EQ(held(representElement(c(-16777219), DataType::Float)), -16777220);
+  EXPECT_EQ(held(representElement(c(INT64_MAX), DataType::Float)), std::nullopt); // 2^63
+  EXPECT_EQ(held(representElement(c(INT64_MIN), DataType::Double)), INT64_MIN);
+  EXPECT_EQ(held(representElement(c(256), DataType::BFloat16)), 256);
+  EXPECT_EQ(held(representElement(c(257), DataType::BFloat16)), std::nullopt);
+  // Narrow integers: out of range (an overflowed op) is not known.
+  EXPECT_EQ(held(representElement(c(INT32_MAX + int64_t{1}), DataType::Int32)), std::nullopt);
+  EXPECT_EQ(held(representElement(c(-5), DataType::UInt8)), std::nullopt);
+  // Sizes (symbols) live in int64 only.
+  EXPECT_TRUE(representElement(SymDim::named("batch"), DataType::Int64).isKnown());
+  EXPECT_TRUE(representElement(SymDim::named("batch"), DataType::Int32).isUnknown());
+  EXPECT_TRUE(representElement(SymDim::named("batch"), DataType::Float).isUnknown());
+}
 
 TEST(ElementwiseShape, BroadcastKeepsSymbols) {
   auto r = infer(withOpset(17, R"(

@@ -52,7 +52,9 @@ TEST(SymbolicShape, BertEmbeddingKeepsBatchAndSequence) {
   EXPECT_EQ(r.type("seq_len"), "int64");
   EXPECT_EQ(r.type("positions"), "int64[sequence]");
   EXPECT_EQ(r.type("position_ids"), "int64[1,sequence]");
-  EXPECT_EQ(r.type("sliced_ids"), "int64[1,sequence]");
+  // pos_buffer[:, :sequence] has min(sequence, 64) columns: sequence only
+  // when sequence <= 64, which nothing in the model proves.
+  EXPECT_EQ(r.type("sliced_ids"), "int64[1,?]");
   EXPECT_EQ(r.type("words"), "float[batch,sequence,32]");
   EXPECT_EQ(r.type("pos"), "float[1,sequence,32]");
   EXPECT_EQ(r.type("type_ids"), "float[batch,sequence]");
