@@ -80,7 +80,8 @@ private:
   void report(const std::string &where, const std::string &what) {
     if (diags_.size() >= opts_.maxDiagnostics)
       return;
-    diags_.push_back(opts_.file + ": " + (where.empty() ? "" : where + ": ") + what);
+    std::string line = opts_.file.empty() ? "" : opts_.file + ": ";
+    diags_.push_back(line + (where.empty() ? "" : where + ": ") + what);
   }
 
   //===--- Model ------------------------------------------------------===//

@@ -33,7 +33,7 @@ namespace onnxslim {
 class Model;
 
 struct ValidateOptions {
-  /// Shown at the start of every diagnostic (the model's file name).
+  /// Shown at the start of every diagnostic (the model's file name; "" for none).
   std::string file = "model";
   /// Stop after this many diagnostics.
   size_t maxDiagnostics = 100;

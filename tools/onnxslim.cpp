@@ -255,10 +255,9 @@ int runMain(const MainArgs &args) {
   if (!checkInputValid(*model, args.input, args.allowInvalid, inputValid, error))
     return fail(error);
   if (inputValid && args.pm.verifyEach) {
-    std::string file = args.input;
-    pm.setValidateEach([file](const Model &m) {
+    pm.setValidateEach([](const Model &m) {
       ValidateOptions opts;
-      opts.file = file;
+      opts.file = ""; // the run's error already names the file
       opts.maxDiagnostics = 1;
       return validate(m, opts);
     });
@@ -292,11 +291,11 @@ int runMain(const MainArgs &args) {
   // A valid input must give a valid output: anything else is a pass bug.
   if (inputValid) {
     ValidateOptions opts;
-    opts.file = args.input;
+    opts.file = "";
     std::vector<std::string> problems = validate(*model, opts);
     if (!problems.empty())
-      return fail("the optimized model is invalid (a bug in a pass; --verify-each names it), nothing written: " +
-                  problems.front());
+      return fail(args.input + ": the optimized model is invalid (a bug in a pass; --verify-each names it), " +
+                  "nothing written: " + problems.front());
   }
 
   if (toStdout) {

@@ -12,6 +12,10 @@
 //                              Identity reading the last node's result: the
 //                              topological order breaks and --verify-each
 //                              must stop with this pass's name.
+//   test-invalid-attribute     gives the first default-domain node an
+//                              attribute its op does not have: valid IR,
+//                              invalid ONNX, so the output validation must
+//                              refuse to write it (--verify-each names it).
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/PassRegistry.h"
@@ -68,11 +72,29 @@ public:
   }
 };
 
+class InvalidAttributePass : public Pass {
+public:
+  std::string_view name() const override { return "test-invalid-attribute"; }
+  std::string_view description() const override {
+    return "(test) Add an attribute the op does not have: a wrong pass for output validation";
+  }
+  bool run(Model &model, PassContext &) override {
+    Graph *g = model.graph();
+    for (Node *n : g ? g->nodes() : NodeRange{nullptr})
+      if (n->isDefaultDomain() && !n->hasAttr("onnxslim_test_attr")) {
+        n->setAttr(Attribute::makeInt("onnxslim_test_attr", 1));
+        return true;
+      }
+    return false;
+  }
+};
+
 } // namespace
 
 void registerTestPasses(PassRegistry &registry) {
   registry.add<NegateFirstOutputPass>(/*testOnly=*/true);
   registry.add<BreakIRPass>(/*testOnly=*/true);
+  registry.add<InvalidAttributePass>(/*testOnly=*/true);
 }
 
 } // namespace onnxslim
