@@ -15,6 +15,42 @@ namespace {
 
 std::string osError(int err) { return std::strerror(err); }
 
+/// Permissions for the new file: the old file's, else 0666 minus the umask.
+mode_t targetMode(const WriteTarget &target) {
+  struct stat st {};
+  if (target.kind == WriteTarget::Kind::RegularFile && ::stat(target.path.c_str(), &st) == 0)
+    return st.st_mode & 07777;
+  mode_t mask = ::umask(0); // reading the umask requires setting it
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+/// Whether `st` describes the null device (compared by device number, so a
+/// bind-mounted or linked /dev/null counts too).
+bool isDevNull(const struct stat &st) {
+  struct stat null {};
+  return S_ISCHR(st.st_mode) && ::stat("/dev/null", &null) == 0 && S_ISCHR(null.st_mode) &&
+         st.st_rdev == null.st_rdev;
+}
+
+/// "a FIFO (named pipe)" and the like, for files that are never replaced.
+const char *specialKind(mode_t mode) {
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISFIFO(mode))
+    return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+/// Linux's limit on symbolic links followed in one lookup.
+constexpr int kMaxLinkHops = 40;
+
+} // namespace
+
 std::string dirOf(const std::string &path) {
   size_t slash = path.rfind('/');
   if (slash == std::string::npos)
@@ -27,17 +63,59 @@ std::string baseOf(const std::string &path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-/// Permissions for the new file: the old file's, else 0666 minus the umask.
-mode_t targetMode(const std::string &path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-    return st.st_mode & 07777;
-  mode_t mask = ::umask(0); // reading the umask requires setting it
-  ::umask(mask);
-  return 0666 & ~mask;
+bool resolveTarget(const std::string &path, WriteTarget &out, std::string &error) {
+  std::string cur = path;
+  auto fail = [&](const std::string &why) {
+    std::string shown = "'" + path + "'";
+    if (cur != path)
+      shown += " (a symbolic link to '" + cur + "')";
+    error = "cannot write " + shown + ": " + why;
+    return false;
+  };
+  for (int hops = 0;; ++hops) {
+    struct stat st {};
+    if (::lstat(cur.c_str(), &st) != 0) {
+      int err = errno;
+      if (err != ENOENT && err != ENOTDIR)
+        return fail(osError(err));
+      // Nothing there: a new file, if its directory exists.
+      std::string dir = dirOf(cur);
+      if (::stat(dir.c_str(), &st) != 0)
+        return fail("directory '" + dir + "': " + osError(errno));
+      if (!S_ISDIR(st.st_mode))
+        return fail("'" + dir + "' is not a directory");
+      out = {WriteTarget::Kind::NewFile, cur};
+      return true;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      if (hops >= kMaxLinkHops)
+        return fail(osError(ELOOP));
+      std::vector<char> buf(static_cast<size_t>(st.st_size > 0 ? st.st_size : 255) + 1);
+      ssize_t n = ::readlink(cur.c_str(), buf.data(), buf.size());
+      if (n < 0)
+        return fail("cannot read the symbolic link: " + osError(errno));
+      if (static_cast<size_t>(n) >= buf.size())
+        return fail("the symbolic link changed while it was read");
+      std::string link(buf.data(), static_cast<size_t>(n));
+      if (link.empty())
+        return fail("the symbolic link is empty");
+      cur = link.front() == '/' ? link : dirOf(cur) + "/" + link;
+      continue;
+    }
+    if (S_ISREG(st.st_mode)) {
+      out = {WriteTarget::Kind::RegularFile, cur};
+      return true;
+    }
+    if (S_ISDIR(st.st_mode))
+      return fail("it is a directory");
+    if (isDevNull(st)) {
+      out = {WriteTarget::Kind::DevNull, cur};
+      return true;
+    }
+    return fail(std::string("it is ") + specialKind(st.st_mode) +
+                "; only regular files are replaced (and /dev/null is written through)");
+  }
 }
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // FdStreamBuf
@@ -120,37 +198,34 @@ void AtomicFile::discard() {
 
 bool AtomicFile::open(const std::string &path, std::string &error) {
   path_ = path;
-  std::string dir = dirOf(path);
   std::string base = baseOf(path);
   if (base.empty() || base == "." || base == "..") {
     error = "cannot write '" + path + "': not a file name";
     return false;
   }
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) {
-    error = "cannot write '" + path + "': directory '" + dir + "': " + osError(errno);
+  if (!resolveTarget(path, target_, error))
     return false;
+  if (target_.kind == WriteTarget::Kind::DevNull) {
+    fd_ = ::open(target_.path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) {
+      error = "cannot write '" + path + "': " + osError(errno);
+      return false;
+    }
+  } else {
+    std::string dir = dirOf(target_.path);
+    std::string templ = dir + "/." + baseOf(target_.path) + ".tmp.XXXXXX";
+    std::vector<char> name(templ.begin(), templ.end());
+    name.push_back('\0');
+    int fd = ::mkostemp(name.data(), O_CLOEXEC);
+    if (fd < 0) {
+      error = "cannot write '" + path + "': cannot create a temporary file in '" + dir +
+              "': " + osError(errno);
+      return false;
+    }
+    fd_ = fd;
+    tempPath_ = name.data();
+    ::fchmod(fd_, targetMode(target_));
   }
-  if (!S_ISDIR(st.st_mode)) {
-    error = "cannot write '" + path + "': '" + dir + "' is not a directory";
-    return false;
-  }
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    error = "cannot write '" + path + "': it is a directory";
-    return false;
-  }
-  std::string templ = dir + "/." + base + ".tmp.XXXXXX";
-  std::vector<char> name(templ.begin(), templ.end());
-  name.push_back('\0');
-  int fd = ::mkostemp(name.data(), O_CLOEXEC);
-  if (fd < 0) {
-    error = "cannot write '" + path + "': cannot create a temporary file in '" + dir +
-            "': " + osError(errno);
-    return false;
-  }
-  fd_ = fd;
-  tempPath_ = name.data();
-  ::fchmod(fd_, targetMode(path));
   buf_ = std::make_unique<FdStreamBuf>(fd_);
   stream_ = std::make_unique<std::ostream>(buf_.get());
   return true;
@@ -164,7 +239,8 @@ bool AtomicFile::finish(std::string &error) {
   stream_->flush();
   bool ok = buf_->flushAll() && !stream_->bad();
   int err = buf_->errorCode();
-  if (ok && ::fsync(fd_) != 0) {
+  // /dev/null has nothing to sync (and fsync may refuse a device).
+  if (ok && target_.kind != WriteTarget::Kind::DevNull && ::fsync(fd_) != 0) {
     ok = false;
     err = errno;
   }
@@ -185,7 +261,8 @@ bool AtomicFile::finish(std::string &error) {
 bool AtomicFile::commit(std::string &error) {
   if (!finished_ && !finish(error))
     return false;
-  if (::rename(tempPath_.c_str(), path_.c_str()) != 0) {
+  if (target_.kind != WriteTarget::Kind::DevNull &&
+      ::rename(tempPath_.c_str(), target_.path.c_str()) != 0) {
     error = "cannot write '" + path_ + "': rename failed: " + osError(errno);
     discard();
     return false;

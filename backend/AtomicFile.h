@@ -7,6 +7,17 @@
 // object dies uncommitted the temporary file is removed. Two AtomicFiles can
 // be prepared and then committed back to back (a model and its data file).
 //
+// What the target path may be (resolveTarget):
+//  - a new name in an existing directory, or a regular file: replaced
+//    atomically, keeping the old file's permissions;
+//  - a symbolic link (or a chain of them): followed, and the file it points
+//    to is replaced atomically in that file's own directory (the link stays a
+//    link); a dangling link creates its target;
+//  - /dev/null (also through a link): written through, deliberately, so that
+//    `onnxslim IN /dev/null` runs everything and keeps nothing;
+//  - a directory, any other device, a FIFO or a socket: refused with a
+//    one-line error. Such a path is never replaced by a regular file.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -17,6 +28,30 @@
 #include <vector>
 
 namespace onnxslim::backend {
+
+/// The directory part of a path ("." for a bare name, "/" for "/x").
+std::string dirOf(const std::string &path);
+/// The last component of a path.
+std::string baseOf(const std::string &path);
+
+/// Where writing to a path really goes.
+struct WriteTarget {
+  enum class Kind {
+    NewFile,     ///< nothing there yet: created
+    RegularFile, ///< an existing regular file: replaced atomically
+    DevNull,     ///< /dev/null: written through
+  };
+  Kind kind = Kind::NewFile;
+  /// The path after following symbolic links (equal to the given path when
+  /// it is not a link).
+  std::string path;
+};
+
+/// Given a path, Execute: follows symbolic links and classifies what is
+/// there, Result: false with `error` (one line naming `path`) for a
+/// directory, a device other than /dev/null, a FIFO, a socket, a link loop
+/// or a missing directory.
+bool resolveTarget(const std::string &path, WriteTarget &out, std::string &error);
 
 /// A std::streambuf writing to a file descriptor through a large buffer;
 /// big writes bypass the buffer. Remembers the first OS error.
@@ -47,8 +82,9 @@ public:
   AtomicFile &operator=(const AtomicFile &) = delete;
   ~AtomicFile();
 
-  /// Given a target path, Execute: creates the temporary file beside it,
-  /// Result: false with `error` (path + OS error) when that is impossible.
+  /// Given a target path, Execute: resolves it (see the file comment) and
+  /// creates the temporary file beside the real target (or opens /dev/null),
+  /// Result: false with `error` (path + cause) when that is impossible.
   bool open(const std::string &path, std::string &error);
   std::ostream &stream() { return *stream_; }
   /// Given nothing, Execute: flushes, fsyncs and closes the temporary file,
@@ -59,9 +95,12 @@ public:
   bool commit(std::string &error);
   /// Removes the temporary file now (also done by the destructor).
   void discard();
+  /// The resolved target (valid after a successful open()).
+  const WriteTarget &target() const { return target_; }
 
 private:
   std::string path_;
+  WriteTarget target_;
   std::string tempPath_;
   int fd_ = -1;
   bool finished_ = false;

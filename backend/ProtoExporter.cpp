@@ -4,8 +4,9 @@
 // the importer saw it present with its default (ExplicitFields). Typed tensor
 // data goes back to the repeated field the ONNX spec assigns to its element
 // type (int32_data sign-extends int8/int16 and zero-extends the other narrow
-// types, as the ONNX helpers write them). value_info entries are written in
-// their recorded order, attached ones and orphans interleaved.
+// types, as the ONNX helpers write them); string tensors always go to
+// string_data. value_info entries are written in their recorded order,
+// attached ones and orphans interleaved.
 //
 //===----------------------------------------------------------------------===//
 #include "backend/ProtoExporter.h"
@@ -288,9 +289,15 @@ bool ProtoExporter::exportTensor(const Tensor &t, onnx::TensorProto &p, const st
     if (t.dataLocation != 0 || t.explicitFields.has(14))
       p.set_data_location(static_cast<onnx::TensorProto::DataLocation>(t.dataLocation));
   }
-  if (t.encoding == TensorEncoding::Typed && encodeTyped(t, p))
+  // Strings live in string_data whatever encoding the tensor carries (a
+  // tensor a pass builds from strings defaults to Raw): ONNX Runtime and the
+  // checker refuse a string tensor with raw_data, even an empty one. Only
+  // raw bytes read from the input (an invalid model) are kept as they were.
+  bool stringData = t.dtype() == DataType::String && t.buffer().size() == 0;
+  bool typed = t.encoding == TensorEncoding::Typed || stringData;
+  if (typed && encodeTyped(t, p))
     return true;
-  if (t.encoding == TensorEncoding::Typed) {
+  if (typed) {
     // The bytes do not fit the typed field (a pass made an odd tensor):
     // fall back to raw_data, dropping the partial typed data.
     p.clear_float_data();
@@ -419,9 +426,10 @@ void ProtoExporter::exportValueInfos(const Graph &g, RepeatedPtrField<onnx::Valu
   };
   for (const Value *v : g.inputs())
     consider(v);
-  for (const Value *v : g.initializers())
-    if (!v->isGraphInput())
-      consider(v);
+  if (!initializersAreInputs(g))
+    for (const Value *v : g.initializers())
+      if (!v->isGraphInput())
+        consider(v);
   for (const Value *v : g.sparseInitializers())
     consider(v);
   for (const Node *n : g.nodes())
@@ -463,6 +471,15 @@ bool ProtoExporter::exportGraph(const Graph &g, onnx::GraphProto &p, bool withNo
     p.set_doc_string(g.docString);
   for (const Value *v : g.inputs())
     exportValueInfo(v->name(), v->type(), v->info, *p.add_input());
+  if (initializersAreInputs(g))
+    for (const Value *v : g.initializers())
+      if (!v->isGraphInput() && v->initializer()) {
+        const Tensor &t = *v->initializer();
+        Shape shape;
+        for (int64_t d : t.dims())
+          shape.push_back(Dim::value(d));
+        exportValueInfo(v->name(), Type::tensor(t.dtype(), std::move(shape)), v->info, *p.add_input());
+      }
   for (size_t i = 0; i < g.numOutputs(); ++i) {
     const GraphOutput &o = g.outputSlots()[i];
     if (!o.use.get())
@@ -517,7 +534,13 @@ bool ProtoExporter::exportFunction(const Function &f, onnx::FunctionProto &p) {
   return true;
 }
 
+bool ProtoExporter::initializersAreInputs(const Graph &g) const {
+  return &g == mainGraph_ && irVersion_ >= 1 && irVersion_ < 4;
+}
+
 bool ProtoExporter::exportModelFields(const Model &m, onnx::ModelProto &p) {
+  mainGraph_ = m.graph();
+  irVersion_ = m.irVersion;
   const ExplicitFields &ef = m.explicitFields;
   if (m.irVersion != 0 || ef.has(1))
     p.set_ir_version(m.irVersion);

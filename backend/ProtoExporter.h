@@ -7,6 +7,11 @@
 // Tensor payloads can be diverted to an external-data file (ExternalSink)
 // or left out of the message for the writer to stream (omitRaw).
 //
+// IR versions 1-3 require every initializer of the main graph to be a graph
+// input as well; an initializer a pass added to such a model is listed in
+// graph.input (after the declared inputs, typed from its tensor) and not in
+// value_info. A model that was valid has none to add, so it round-trips.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -53,7 +58,8 @@ class ProtoExporter {
 public:
   explicit ProtoExporter(const ExportOptions &opts) : opts_(opts) {}
 
-  /// Given a model, Execute: fills every ModelProto field but `graph`.
+  /// Given a model, Execute: fills every ModelProto field but `graph` (and
+  /// remembers the model's IR version for exporting its main graph).
   bool exportModelFields(const Model &m, onnx::ModelProto &p);
   /// Given a graph, Execute: fills `p`; without nodes/initializers if asked
   /// (backend/Emitter streams those itself).
@@ -80,8 +86,15 @@ private:
   void exportValueInfos(const Graph &g, google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> &out);
   bool fail(const std::string &msg);
 
+  /// Whether `g` is the main graph of a model of IR version 1-3, where
+  /// every initializer must also be a graph input.
+  bool initializersAreInputs(const Graph &g) const;
+
   ExportOptions opts_;
   std::string error_;
+  /// Set by exportModelFields: the model's main graph and IR version.
+  const Graph *mainGraph_ = nullptr;
+  int64_t irVersion_ = 0;
 };
 
 /// Converts an IR type into `p` (which the caller has made present).

@@ -22,6 +22,9 @@
 namespace onnxslim {
 
 using backend::AtomicFile;
+using backend::baseOf;
+using backend::dirOf;
+using backend::WriteTarget;
 using backend::Emitter;
 using backend::Pieces;
 using backend::ExportOptions;
@@ -42,18 +45,6 @@ bool buildPieces(const Model &m, const ExportOptions &eo, Pieces &out, std::stri
     return false;
   }
   return true;
-}
-
-std::string dirOf(const std::string &path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos)
-    return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string baseOf(const std::string &path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 bool validLocation(const std::string &loc) {
@@ -143,16 +134,21 @@ bool saveModel(const Model &model, const std::string &path, std::string &error,
   }
 
   AtomicFile dataFile, modelFile;
+  if (!modelFile.open(path, error))
+    return false;
   if (!sink.chunks().empty()) {
-    std::string dataPath = dirOf(path) + "/" + location;
+    // The data file is found relative to the path the model is read by (as
+    // ONNX readers resolve it); a model written to /dev/null takes its data
+    // there too instead of leaving a file in /dev.
+    std::string dataPath = modelFile.target().kind == WriteTarget::Kind::DevNull
+                               ? modelFile.target().path
+                               : dirOf(path) + "/" + location;
     if (!dataFile.open(dataPath, error))
       return false;
     writeExternalData(sink, dataFile); // finish() reports any write error
     if (!dataFile.finish(error))
       return false;
   }
-  if (!modelFile.open(path, error))
-    return false;
   std::ostream &os = modelFile.stream();
   pieces.emit([&](const char *p, size_t n) { os.write(p, static_cast<std::streamsize>(n)); });
   if (!modelFile.finish(error))

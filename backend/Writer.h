@@ -6,7 +6,9 @@
 // subgraph — is written straight from its IR buffer (the mapped input,
 // external data, owned bytes): no giant message, no copy of the weights.
 // Files are replaced atomically: a temporary file in the target directory,
-// fsync, rename.
+// fsync, rename. Only regular files (or new names) are replaced; a symbolic
+// link is followed to the file it names, /dev/null is written through, and
+// a directory, device, FIFO or socket is refused (backend/AtomicFile.h).
 //
 // A model loaded by frontend/Loader and saved with no change comes back equal
 // field by field (MessageDifferencer::Equals) to the file that was read.

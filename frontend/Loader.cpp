@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/Loader.h"
 
+#include "frontend/NestingLimit.h"
 #include "frontend/ProtoImporter.h"
 #include "frontend/WireFormat.h"
 #include "schema/onnx.pb.h"
@@ -27,6 +28,10 @@
 #include <climits>
 
 namespace onnxslim {
+
+using frontend::kMaxSubgraphDepth;
+using frontend::nestingLevel;
+using frontend::nestingTooDeep;
 
 namespace {
 
@@ -68,9 +73,12 @@ bool mergeRanges(google::protobuf::MessageLite &msg, const Ranges &ranges, const
       return false;
     }
     google::protobuf::io::CodedInputStream in(b, static_cast<int>(n));
+    in.SetRecursionLimit(frontend::kProtobufRecursionLimit);
     if (!msg.MergePartialFromCodedStream(&in)) {
       error = "malformed " + msg.GetTypeName() + " data between bytes " +
-              std::to_string(b - base) + " and " + std::to_string(e - base);
+              std::to_string(b - base) + " and " + std::to_string(e - base) +
+              " (or messages nested more than " + std::to_string(frontend::kProtobufRecursionLimit) +
+              " deep)";
       return false;
     }
   }
@@ -112,7 +120,7 @@ public:
         if (!merge(out, pending))
           return false;
         pending.list.clear();
-        if (!node(f.payload, f.end, *out.add_node()))
+        if (!node(f.payload, f.end, nodeIndex, *out.add_node()))
           return context("node #" + std::to_string(nodeIndex));
       } else if (f.number == 5 && len) {
         if (!tensor(f.payload, f.end, *out.add_initializer()))
@@ -129,19 +137,30 @@ public:
   }
 
   const std::string &error() const { return error_; }
+  /// Whether the error is subgraphs nested too deep.
+  bool tooDeep() const { return tooDeep_; }
 
 private:
-  bool node(const uint8_t *b, const uint8_t *e, onnx::NodeProto &out) {
+  bool node(const uint8_t *b, const uint8_t *e, size_t index, onnx::NodeProto &out) {
     wire::Reader rd(src_.data, b, e);
     wire::Field f;
     Ranges pending;
     size_t attrIndex = 0;
+    // The name and op type (fields 3, 4) precede the attributes (5) as
+    // protobuf writes them; they only label a nesting path.
+    std::string name, opType;
     while (rd.next(f)) {
-      if (f.number == 5 && f.type == wire::WireType::Len && heavyAttribute(f.payload, f.end)) {
+      bool len = f.type == wire::WireType::Len;
+      if (len && f.number == 3)
+        name = text(f);
+      else if (len && f.number == 4)
+        opType = text(f);
+      if (f.number == 5 && len && heavyAttribute(f.payload, f.end)) {
         if (!merge(out, pending))
           return false;
         pending.list.clear();
-        if (!attribute(f.payload, f.end, *out.add_attribute()))
+        std::string label = name.empty() ? "node #" + std::to_string(index) : name;
+        if (!attribute(f.payload, f.end, label, opType, *out.add_attribute()))
           return context("attribute #" + std::to_string(attrIndex));
       } else {
         pending.add(f.begin, f.end);
@@ -153,12 +172,28 @@ private:
     return merge(out, pending);
   }
 
-  bool attribute(const uint8_t *b, const uint8_t *e, onnx::AttributeProto &out) {
+  bool attribute(const uint8_t *b, const uint8_t *e, const std::string &nodeLabel,
+                 const std::string &opType, onnx::AttributeProto &out) {
     wire::Reader rd(src_.data, b, e);
     wire::Field f;
     Ranges rest;
+    std::string name; // field 1 precedes the tensors and graphs
+    // Given a graph record, Execute: scans it one nesting level down.
+    auto subgraph = [&](onnx::GraphProto &g) {
+      path_.push_back(nestingLevel(nodeLabel, opType, name));
+      if (path_.size() > kMaxSubgraphDepth) {
+        error_ = nestingTooDeep(path_);
+        tooDeep_ = true;
+        return false;
+      }
+      bool ok = graph(f.payload, f.end, g);
+      path_.pop_back();
+      return ok;
+    };
     while (rd.next(f)) {
       bool len = f.type == wire::WireType::Len;
+      if (len && f.number == 1)
+        name = text(f);
       // A singular message field seen twice would merge in protobuf; here the
       // last one wins (no writer emits it twice).
       if (f.number == 5 && len) {
@@ -167,13 +202,13 @@ private:
           return context("tensor");
       } else if (f.number == 6 && len) {
         out.clear_g();
-        if (!graph(f.payload, f.end, *out.mutable_g()))
+        if (!subgraph(*out.mutable_g()))
           return context("graph");
       } else if (f.number == 10 && len) {
         if (!tensor(f.payload, f.end, *out.add_tensors()))
           return context("tensor #" + std::to_string(out.tensors_size() - 1));
       } else if (f.number == 11 && len) {
-        if (!graph(f.payload, f.end, *out.add_graphs()))
+        if (!subgraph(*out.add_graphs()))
           return context("graph #" + std::to_string(out.graphs_size() - 1));
       } else {
         rest.add(f.begin, f.end);
@@ -215,15 +250,24 @@ private:
     return false;
   }
 
-  /// Prefixes the error with where it happened (innermost last).
+  /// Prefixes the error with where it happened (innermost last); a nesting
+  /// error carries its own path.
   bool context(const std::string &where) {
-    error_ = where + ": " + error_;
+    if (!tooDeep_)
+      error_ = where + ": " + error_;
     return false;
+  }
+
+  static std::string text(const wire::Field &f) {
+    return std::string(reinterpret_cast<const char *>(f.payload), f.payloadSize());
   }
 
   const Source &src_;
   frontend::RawViews &views_;
   std::string error_;
+  /// Subgraph levels entered, outermost first (see frontend/NestingLimit.h).
+  std::vector<std::string> path_;
+  bool tooDeep_ = false;
 };
 
 /// The model's wire records, sorted by what the loader does with them.
@@ -246,7 +290,7 @@ bool scanModel(const Source &src, frontend::RawViews &views, ScannedModel &out,
       // Several graph records merge, as in protobuf: scan them in order.
       out.hasGraph = true;
       if (!scanner.graph(f.payload, f.end, *out.graph)) {
-        error = "graph: " + scanner.error();
+        error = scanner.tooDeep() ? scanner.error() : "graph: " + scanner.error();
         return false;
       }
     } else if (f.number == 20 && len) {

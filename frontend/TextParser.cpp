@@ -12,13 +12,15 @@
 //
 // Errors are thrown internally as ParseError (an offset and a message) and
 // turned into `source:line:col: message` at the API boundary. Nesting
-// depth is bounded so hostile input cannot exhaust the stack, and objects
+// depth is bounded so hostile input cannot exhaust the stack (and subgraphs
+// nest at most frontend::kMaxSubgraphDepth levels, as in binary models), and objects
 // under construction are owned by the stack frames that build them, so an
 // error half way through tears everything down in a safe order.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/TextParser.h"
 
+#include "frontend/NestingLimit.h"
 #include "ir/IR.h"
 #include "ir/Printer.h"
 
@@ -27,6 +29,7 @@
 #include <cstring>
 #include <limits>
 #include <unordered_map>
+#include <utility>
 
 namespace onnxslim {
 
@@ -271,6 +274,8 @@ private:
   /// `(inputs) => (outputs) <...> {...}` after a graph's name; for a function
   /// body, `nodeDefault` is the function annotation's node_explicit.
   std::unique_ptr<Graph> graphBody(std::string graphName, Function *fn, ExplicitFields nodeDefault = {});
+  /// A graph attribute's body: graphBody one nesting level down (bounded).
+  std::unique_ptr<Graph> subgraphBody(std::string graphName, size_t at);
   void graphAnnotation(Graph &g, const char *entity, bool allowName, ExplicitFields *nodeDefault);
   void valueKeys(InfoKeys &info, std::string_view key, bool &known);
   void declarations(Graph &g, std::vector<PendingDecl> &decls);
@@ -309,6 +314,10 @@ private:
   Token peeked_;
   bool havePeek_ = false;
   size_t depth_ = 0;
+  /// The node and attribute being parsed, and the subgraph levels entered
+  /// (outermost first), for frontend/NestingLimit.h.
+  std::string nodeName_, opType_, attrName_;
+  std::vector<std::string> nestPath_;
   std::vector<std::unordered_map<std::string, Value *>> scopes_;
   /// The `node_explicit` default of each graph being parsed.
   std::vector<ExplicitFields> nodeExplicit_;
@@ -1006,7 +1015,7 @@ void Parser::singleValue(Attribute &a, AttrKind expected, bool typed) {
     } else {
       next();
       a.kind = AttrKind::Graph;
-      a.g = graphBody(std::string(w), nullptr);
+      a.g = subgraphBody(std::string(w), t.begin);
     }
     break;
   }
@@ -1014,7 +1023,7 @@ void Parser::singleValue(Attribute &a, AttrKind expected, bool typed) {
     next();
     if (expected == AttrKind::Graph) {
       a.kind = AttrKind::Graph;
-      a.g = graphBody(stringValue(t), nullptr);
+      a.g = subgraphBody(stringValue(t), t.begin);
     } else {
       a.kind = AttrKind::String;
       a.s = stringValue(t);
@@ -1103,6 +1112,11 @@ void Parser::attributeValue(Attribute &a, AttrKind expected, bool typed) {
 Attribute Parser::attribute(bool allowBare, bool &bare) {
   bare = false;
   Attribute a(name("an attribute name"));
+  // Restored on return: a subgraph in this attribute parses attributes of its own.
+  struct Restore {
+    std::string &slot, saved;
+    ~Restore() { slot = std::move(saved); }
+  } restoreAttr{attrName_, std::exchange(attrName_, a.name)};
   if (allowBare && (isPunct(',') || isPunct('>'))) {
     bare = true;
     return a;
@@ -1201,6 +1215,11 @@ void Parser::node(Graph &g) {
   std::string overload;
   if (accept(':'))
     overload = identifier("an overload name");
+  struct Restore {
+    std::string &slot, saved;
+    ~Restore() { slot = std::move(saved); }
+  } restoreName{nodeName_, std::exchange(nodeName_, nodeName)},
+      restoreOp{opType_, std::exchange(opType_, domain.empty() ? opType : domain + "." + opType)};
   std::vector<Attribute> attrs;
   bool haveAttrs = false;
   if (isPunct('<')) {
@@ -1429,6 +1448,15 @@ void Parser::resolve(Graph &g, std::vector<PendingOutput> &outputs, std::vector<
       v->valueInfoOrder = order;
     d.info.applyTo(v->info);
   }
+}
+
+std::unique_ptr<Graph> Parser::subgraphBody(std::string graphName, size_t at) {
+  nestPath_.push_back(frontend::nestingLevel(nodeName_, opType_, attrName_));
+  if (nestPath_.size() > frontend::kMaxSubgraphDepth)
+    fail(at, frontend::nestingTooDeep(nestPath_));
+  auto g = graphBody(std::move(graphName), nullptr);
+  nestPath_.pop_back();
+  return g;
 }
 
 std::unique_ptr<Graph> Parser::graphBody(std::string graphName, Function *fn, ExplicitFields nodeDefault) {

@@ -176,7 +176,7 @@ Status Interpreter::nodeError(const Node &node, const Status &inner) {
   if (errorHasPath_)
     return inner;
   errorHasPath_ = true;
-  return Status::error(describeNode(node) + ": " + inner.message());
+  return inner.withMessage(describeNode(node) + ": " + inner.message());
 }
 
 const GraphPlan &Interpreter::planFor(const Graph &graph) {
@@ -341,6 +341,8 @@ Status Interpreter::callKernel(const Node &node, const KernelDef *kernel, int64_
   }
   if (!s.ok())
     return s;
+  if (options_.refuseUndefined && !ctx.undefinedReason().empty())
+    return Status::undefined("the result is undefined by the ONNX spec: " + ctx.undefinedReason());
   std::vector<RtValue> &outs = ctx.outputs();
   for (size_t i = 0; i < node.numResults(); ++i) {
     if (!node.result(i))

@@ -51,6 +51,10 @@ struct RunOptions {
   int64_t maxLoopIterations = int64_t{1} << 31;
   /// Accumulate the time spent in each op type (see Interpreter::profile()).
   bool profile = false;
+  /// A node whose kernel notes that the spec leaves its result undefined
+  /// for these inputs fails with Status::undefined() instead of returning
+  /// that result. Constant folding sets this; `run` and `verify` do not.
+  bool refuseUndefined = false;
 };
 
 /// Time spent in one op type while profiling. Control-flow ops include the

@@ -3,7 +3,10 @@
 // The interpreter's contract with its kernels. A kernel is a function that
 // reads a node's inputs and attributes through a KernelContext and sets its
 // outputs, or returns an error Status naming the problem (the context adds
-// the node's name and op type). Kernels never crash or read out of bounds on
+// the node's name and op type). Where the spec leaves the result undefined
+// for the given inputs, the kernel still sets outputs and says so
+// (KernelContext::noteUndefined), so that constant folding does not bake
+// one runtime's choice into the model. Kernels never crash or read out of bounds on
 // a malformed model: they check ranks, sizes and indices and return errors.
 //
 // Kernels are registered in an OpRegistry keyed by (domain, op type, opset
@@ -45,12 +48,30 @@ public:
     s.message_ = std::move(message);
     return s;
   }
+  /// The node ran, but the spec leaves its result undefined for these inputs
+  /// (the message says why). Returned instead of the result only when the
+  /// interpreter was asked to refuse such results (RunOptions::refuseUndefined,
+  /// as constant folding does): the folder then declines the node.
+  static Status undefined(std::string message) {
+    Status s = error(std::move(message));
+    s.undefined_ = true;
+    return s;
+  }
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
+  /// Whether this is an undefined() status rather than an error.
+  bool isUndefined() const { return undefined_; }
   const std::string &message() const { return message_; }
+  /// The same status (error or undefined) with another message.
+  Status withMessage(std::string message) const {
+    Status s = *this;
+    s.message_ = std::move(message);
+    return s;
+  }
 
 private:
   bool ok_ = true;
+  bool undefined_ = false;
   std::string message_;
 };
 
@@ -187,6 +208,18 @@ public:
   /// An error Status; the interpreter prefixes the node's name and op type.
   static Status error(std::string message) { return Status::error(std::move(message)); }
 
+  /// Given why, Execute: records that the spec leaves the result of this
+  /// node undefined for its inputs (an out-of-range float -> int Cast...).
+  /// The kernel still computes and sets its outputs (what `onnxslim run`
+  /// shows, chosen to match ONNX Runtime on x86-64); constant folding does
+  /// not fold such a node. The first reason is kept.
+  void noteUndefined(std::string why) {
+    if (undefinedReason_.empty())
+      undefinedReason_ = std::move(why);
+  }
+  /// Why the result is undefined, or empty.
+  const std::string &undefinedReason() const { return undefinedReason_; }
+
   Interpreter *interpreter() const { return interp_; }
 
 private:
@@ -195,6 +228,7 @@ private:
   std::vector<const RtValue *> inputs_;
   Interpreter *interp_;
   std::vector<RtValue> outputs_;
+  std::string undefinedReason_;
 };
 
 //===----------------------------------------------------------------------===//

@@ -44,7 +44,11 @@
 //     result;
 //   - the kernel succeeds and returns tensors of the declared element type.
 //     A kernel error is one warning naming the node (once per pipeline,
-//     not once per fixed-point round); folding goes on.
+//     not once per fixed-point round); folding goes on;
+//   - the spec defines the result for these inputs: a kernel that notes an
+//     undefined result (a float -> int Cast out of range, the string "1e3"
+//     cast to int64...) makes the node stay, so that the model keeps
+//     computing whatever its runtime computes (rt::Status::undefined).
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/FoldUtils.h"
@@ -188,6 +192,7 @@ private:
   static rt::RunOptions runOptions() {
     rt::RunOptions o;
     o.deterministicOnly = true;
+    o.refuseUndefined = true;
     o.memoryLimitBytes = size_t{1} << 32; // a backstop; the size guard decides
     return o;
   }
@@ -221,6 +226,11 @@ private:
       }
     std::vector<rt::RtValue> out;
     rt::Status s = interp_.runNode(*n, ptrs, out, /*deterministicOnly=*/true);
+    if (s.isUndefined()) {
+      ++context_.counter("undefined-results", "Nodes not folded because the spec leaves their result undefined");
+      rewriter_.notifyMatchFailure(n, s.message());
+      return;
+    }
     if (!s.ok()) {
       ++context_.counter("kernel-errors", "Nodes not folded because their kernel failed");
       warnOnce("not folding " + nodeLabel(*n) + ": " + s.message());

@@ -3,16 +3,21 @@
 // Element type conversion between every pair of the spec's types:
 //  - numbers and bool: float16/bfloat16 round to nearest even (double goes
 //    to them with a single rounding); float -> integer truncates toward zero
-//    and out-of-range values behave as x86-64 ONNX Runtime (no undefined
-//    behaviour); anything -> bool is value != 0;
+//    and out-of-range values (NaN, infinities) behave as x86-64 ONNX Runtime
+//    (no undefined behaviour in C++) and are noted as undefined by the spec,
+//    so that they are never folded; anything -> bool is value != 0;
 //  - float8 (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ) through float, with the
 //    `saturate` attribute of Cast-19; int4/uint4 (Cast-21, packed two per
 //    byte, low nibble first): floats round to nearest, then every source
 //    keeps its low four bits (as ONNX Runtime);
 //  - strings: numbers print as the shortest representation that reads back
 //    exactly (NaN, INF, -INF for the special values), integers in decimal,
-//    bool as 1/0; strings parse as decimal or scientific numbers, with
-//    NaN/INF/+INF/-INF (any case) for floats; an unparsable string is an error.
+//    bool as 1/0; strings are read as ONNX Runtime reads them (std::stoll,
+//    std::stoull, std::stod: the longest number prefix, so "1e3" -> int64
+//    is 1), and a string with no number prefix is an error. The spec
+//    defines only plain integers (that fit) for integer targets and decimal,
+//    scientific and INF/+INF/-INF/NaN literals for floats: anything else is
+//    noted as undefined (never folded).
 // Cast-1 names the target type by a string ("FLOAT"); later versions by number.
 //
 //===----------------------------------------------------------------------===//
@@ -144,73 +149,88 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-/// Parses a whole string (surrounding spaces allowed) as a double.
-bool parseDouble(const std::string &s, double &out) {
+/// Whether `s` is a plain decimal integer: an optional sign, then digits.
+bool isPlainInteger(std::string_view s) {
+  size_t i = !s.empty() && (s[0] == '+' || s[0] == '-') ? 1 : 0;
+  if (i == s.size())
+    return false;
+  for (; i < s.size(); ++i)
+    if (s[i] < '0' || s[i] > '9')
+      return false;
+  return true;
+}
+
+/// Whether `s` is what the spec lets Cast read as a float: a plain decimal
+/// ("3.14", "1000") or scientific ("1e-5", "1E8") number, or INF, +INF,
+/// -INF, NaN in any case. Hex floats, "infinity", spaces and trailing text
+/// are left undefined by the spec (ONNX Runtime reads a prefix).
+bool isFloatLiteral(std::string_view s) {
+  std::string l = lower(s);
+  if (l == "inf" || l == "+inf" || l == "-inf" || l == "nan")
+    return true;
+  size_t i = 0, n = s.size();
+  auto digits = [&] {
+    size_t start = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+      ++i;
+    return i - start;
+  };
+  if (i < n && (s[i] == '+' || s[i] == '-'))
+    ++i;
+  size_t mantissa = digits();
+  if (i < n && s[i] == '.') {
+    ++i;
+    mantissa += digits();
+  }
+  if (mantissa == 0)
+    return false;
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < n && (s[i] == '+' || s[i] == '-'))
+      ++i;
+    if (digits() == 0)
+      return false;
+  }
+  return i == n;
+}
+
+/// Reads a string as ONNX Runtime's Cast does (std::stoll, std::stoull,
+/// std::stod): leading white space, then the longest prefix that is a
+/// number; nothing read, or a value out of the parsed type's range, fails.
+/// The result is then converted to D as C++ does (integers wrap). Sets
+/// `defined` to whether the spec defines the result: a plain integer that
+/// D holds for integer types, a float literal (isFloatLiteral) for floats.
+template <typename D> bool parseElem(const std::string &s, D &out, bool &defined) {
   const char *begin = s.c_str();
   char *end = nullptr;
   errno = 0;
-  out = std::strtod(begin, &end);
-  if (end == begin)
-    return false;
-  while (*end && std::isspace(static_cast<unsigned char>(*end)))
-    ++end;
-  return *end == '\0';
-}
-
-bool parseFloat(const std::string &s, float &out) {
-  const char *begin = s.c_str();
-  char *end = nullptr;
-  out = std::strtof(begin, &end);
-  if (end == begin)
-    return false;
-  while (*end && std::isspace(static_cast<unsigned char>(*end)))
-    ++end;
-  return *end == '\0';
-}
-
-/// Parses a string as element type D.
-template <typename D> bool parseElem(const std::string &s, D &out) {
-  if constexpr (std::is_same_v<D, float>) {
-    return parseFloat(s, out);
-  } else if constexpr (std::is_same_v<D, double>) {
-    return parseDouble(s, out);
-  } else if constexpr (isHalfLike<D>) {
-    float f;
-    if (!parseFloat(s, f))
+  if constexpr (isFloatLike<D>) {
+    double d = std::strtod(begin, &end);
+    if (end == begin || errno == ERANGE)
       return false;
-    out = D::fromFloat(f);
+    if constexpr (std::is_same_v<D, double>)
+      out = d;
+    else if constexpr (std::is_same_v<D, float>)
+      out = static_cast<float>(d);
+    else
+      out = D::fromFloat(static_cast<float>(d));
+    defined = isFloatLiteral(s);
     return true;
-  } else if constexpr (std::is_same_v<D, bool>) {
-    std::string l = lower(s);
-    if (l == "true" || l == "false") {
-      out = l == "true";
-      return true;
-    }
-    double d;
-    if (!parseDouble(s, d))
+  } else if constexpr (std::is_same_v<D, bool> || std::is_unsigned_v<D>) {
+    unsigned long long v = std::strtoull(begin, &end, 10);
+    if (end == begin || errno == ERANGE)
       return false;
-    out = d != 0;
+    out = static_cast<D>(v);
+    defined = isPlainInteger(s) && (s[0] != '-' || v == 0) &&
+              (std::is_same_v<D, bool> || v <= std::numeric_limits<D>::max());
     return true;
   } else {
-    // Integers: exact decimal first, then anything strtod reads (1e3, 2.5).
-    size_t b = 0, e = s.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
-      ++b;
-    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
-      --e;
-    if (b < e && s[b] == '+')
-      ++b;
-    using Wide = std::conditional_t<std::is_signed_v<D>, int64_t, uint64_t>;
-    Wide w = 0;
-    auto res = std::from_chars(s.data() + b, s.data() + e, w);
-    if (res.ec == std::errc() && res.ptr == s.data() + e) {
-      out = static_cast<D>(w);
-      return true;
-    }
-    double d;
-    if (!parseDouble(s, d))
+    long long v = std::strtoll(begin, &end, 10);
+    if (end == begin || errno == ERANGE)
       return false;
-    out = floatToInt<D>(d);
+    out = static_cast<D>(v);
+    defined = isPlainInteger(s) && v >= std::numeric_limits<D>::lowest() &&
+              v <= std::numeric_limits<D>::max();
     return true;
   }
 }
@@ -249,9 +269,12 @@ template <typename S> uint8_t toNibble(const S &v) {
   return static_cast<uint8_t>(static_cast<uint64_t>(i) & 0x0f);
 }
 
-/// Converts n elements of S to element type `to` into builder `b`.
+/// Converts n elements of S to element type `to` into builder `b`. Sets
+/// `undefined` (first case only) when a float is out of an integer target's
+/// range, which the spec leaves undefined.
 template <typename S>
-Status castSpan(const S *src, int64_t n, DataType to, bool saturate, TensorBuilder &b) {
+Status castSpan(const S *src, int64_t n, DataType to, bool saturate, TensorBuilder &b,
+                std::string &undefined) {
   if (to == DataType::String) {
     auto &out = b.strings();
     for (int64_t i = 0; i < n; ++i)
@@ -276,13 +299,19 @@ Status castSpan(const S *src, int64_t n, DataType to, bool saturate, TensorBuild
     D *o = b.dataAs<D>();
     for (int64_t i = 0; i < n; ++i)
       o[i] = convertElem<D>(src[i]);
+    if constexpr (isFloatLike<S> && isIntLike<D>)
+      for (int64_t i = 0; i < n && undefined.empty(); ++i)
+        if (!floatToIntIsDefined<D>(static_cast<double>(toCompute(src[i]))))
+          undefined = formatElem(src[i]) + " is out of the range of " + dataTypeName(to) +
+                      " (element " + std::to_string(i) + ")";
     return Status::success();
   });
 }
 
-/// Strings -> element type `to`.
+/// Strings -> element type `to`. Sets `undefined` (first case only) for a
+/// string whose conversion the spec leaves undefined (see parseElem).
 Status castFromStrings(const std::vector<std::string> &src, DataType to, bool saturate,
-                       TensorBuilder &b) {
+                       TensorBuilder &b, std::string &undefined) {
   if (to == DataType::String) {
     b.strings() = src;
     return Status::success();
@@ -291,8 +320,13 @@ Status castFromStrings(const std::vector<std::string> &src, DataType to, bool sa
     using D = typename decltype(tag)::type;
     for (size_t i = 0; i < src.size(); ++i) {
       D v{};
-      if (!parseElem(src[i], v))
+      bool defined = true;
+      if (!parseElem(src[i], v, defined))
         return Status::error("cannot parse '" + src[i] + "' as " + dataTypeName(to));
+      if (!defined && undefined.empty())
+        undefined = "the string '" + src[i] + "' is not " +
+                    (isFloatLike<D> ? "a number literal" : "a plain integer in the range") + " of " +
+                    dataTypeName(to) + " (element " + std::to_string(i) + ")";
       store(i, v);
     }
     return Status::success();
@@ -316,8 +350,10 @@ Status castFromStrings(const std::vector<std::string> &src, DataType to, bool sa
 }
 
 
-/// Casts x to `to`; the same type returns x itself.
-Status castTensor(const TensorPtr &x, DataType to, bool saturate, TensorPtr &out) {
+/// Casts x to `to`; the same type returns x itself. `undefined` receives
+/// why the spec leaves the result undefined, if it does.
+Status castTensor(const TensorPtr &x, DataType to, bool saturate, TensorPtr &out,
+                  std::string &undefined) {
   DataType from = x->dtype();
   if (!castable(from))
     return Status::error("cannot cast from element type '" + dataTypeName(from) + "'");
@@ -333,21 +369,21 @@ Status castTensor(const TensorPtr &x, DataType to, bool saturate, TensorPtr &out
   ONNXSLIM_RETURN_IF_ERROR(allocOutput(to, x->dims(), b, TensorBuilder::Fill::Uninitialized));
   int64_t n = x->numElements();
   if (from == DataType::String) {
-    ONNXSLIM_RETURN_IF_ERROR(castFromStrings(x->strings(), to, saturate, *b));
+    ONNXSLIM_RETURN_IF_ERROR(castFromStrings(x->strings(), to, saturate, *b, undefined));
   } else if (isInt4(from)) {
     std::vector<int8_t> unpacked = unpackInt4(*x);
-    ONNXSLIM_RETURN_IF_ERROR(castSpan(unpacked.data(), n, to, saturate, *b));
+    ONNXSLIM_RETURN_IF_ERROR(castSpan(unpacked.data(), n, to, saturate, *b, undefined));
   } else if (const F8Format *F = f8Format(from)) {
     std::vector<float> decoded(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i)
       decoded[static_cast<size_t>(i)] = decodeF8(x->rawData()[i], *F);
-    ONNXSLIM_RETURN_IF_ERROR(castSpan(decoded.data(), n, to, saturate, *b));
+    ONNXSLIM_RETURN_IF_ERROR(castSpan(decoded.data(), n, to, saturate, *b, undefined));
   } else {
     ONNXSLIM_RETURN_IF_ERROR(dispatchType<NumericBoolTypes>(from, [&](auto tag) -> Status {
       using S = typename decltype(tag)::type;
       ElemView<S> v;
       ONNXSLIM_RETURN_IF_ERROR(viewElements(*x, v));
-      return castSpan(v.data(), v.size(), to, saturate, *b);
+      return castSpan(v.data(), v.size(), to, saturate, *b, undefined);
     }));
   }
   out = b->finish();
@@ -377,8 +413,11 @@ Status castKernel(KernelContext &ctx) {
   DataType to = DataType::Undefined;
   ONNXSLIM_RETURN_IF_ERROR(targetType(ctx, to));
   TensorPtr out;
+  std::string undefined;
   ONNXSLIM_RETURN_IF_ERROR(
-      castTensor(ctx.tensorPtr(0), to, ctx.attrInt("saturate", 1) != 0, out));
+      castTensor(ctx.tensorPtr(0), to, ctx.attrInt("saturate", 1) != 0, out, undefined));
+  if (!undefined.empty())
+    ctx.noteUndefined(undefined);
   ctx.setOutput(0, std::move(out));
   return Status::success();
 }
@@ -388,8 +427,11 @@ Status castLikeKernel(KernelContext &ctx) {
   ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(0, X));
   ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(1, Like));
   TensorPtr out;
+  std::string undefined;
   ONNXSLIM_RETURN_IF_ERROR(
-      castTensor(ctx.tensorPtr(0), Like->dtype(), ctx.attrInt("saturate", 1) != 0, out));
+      castTensor(ctx.tensorPtr(0), Like->dtype(), ctx.attrInt("saturate", 1) != 0, out, undefined));
+  if (!undefined.empty())
+    ctx.noteUndefined(undefined);
   ctx.setOutput(0, std::move(out));
   return Status::success();
 }

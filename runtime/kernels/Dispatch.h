@@ -141,25 +141,51 @@ template <typename T> inline T wrapNeg(T a) {
 }
 
 /// Float -> integer conversion without undefined behaviour. In range it
-/// truncates toward zero; NaN and out-of-range values give what x86-64 code
-/// compiled from a C++ static_cast produces (the "integer indefinite" value,
-/// then truncation to narrow types), which is what ONNX Runtime returns.
+/// truncates toward zero; NaN and out-of-range values (whose result the ONNX
+/// spec leaves undefined, see floatToIntIsDefined) give what ONNX Runtime
+/// returns on x86-64, measured with tools/oracle: the "integer indefinite"
+/// value of a conversion to int32 (narrow types then keep its low bits) or
+/// int64; uint32 and uint64 convert values from 2^31 (2^63) up by
+/// subtracting that power and flipping the top bit back, so 3e9 -> uint32 is
+/// exact while 5e9 and +inf give 0 and NaN gives 2^31 (2^63).
 template <typename I> inline I floatToInt(double v) {
+  auto toInt32 = [](double x) {
+    return (std::isnan(x) || x >= 2147483648.0 || x <= -2147483649.0)
+               ? std::numeric_limits<int32_t>::min()
+               : static_cast<int32_t>(x);
+  };
+  auto toInt64 = [](double x) {
+    return (std::isnan(x) || x >= 9223372036854775808.0 || x < -9223372036854775808.0)
+               ? std::numeric_limits<int64_t>::min()
+               : static_cast<int64_t>(x);
+  };
   if constexpr (std::is_same_v<I, bool>) {
     return v != 0;
-  } else if constexpr (sizeof(I) <= 2 || std::is_same_v<I, int32_t>) {
-    int32_t w = (std::isnan(v) || v >= 2147483648.0 || v <= -2147483649.0)
-                    ? std::numeric_limits<int32_t>::min()
-                    : static_cast<int32_t>(v);
-    return static_cast<I>(w);
+  } else if constexpr (std::is_same_v<I, uint32_t>) {
+    if (v >= 2147483648.0)
+      return static_cast<uint32_t>(toInt32(v - 2147483648.0)) ^ 0x80000000u;
+    return static_cast<uint32_t>(toInt32(v));
+  } else if constexpr (std::is_same_v<I, uint64_t>) {
+    if (v >= 9223372036854775808.0)
+      return static_cast<uint64_t>(toInt64(v - 9223372036854775808.0)) ^ (uint64_t{1} << 63);
+    return static_cast<uint64_t>(toInt64(v));
+  } else if constexpr (sizeof(I) <= 4) {
+    return static_cast<I>(toInt32(v));
   } else {
-    if constexpr (std::is_same_v<I, uint64_t>)
-      if (v >= 9223372036854775808.0 && v < 18446744073709551616.0)
-        return static_cast<uint64_t>(v);
-    int64_t w = (std::isnan(v) || v >= 9223372036854775808.0 || v < -9223372036854775808.0)
-                    ? std::numeric_limits<int64_t>::min()
-                    : static_cast<int64_t>(v);
-    return static_cast<I>(w);
+    return static_cast<I>(toInt64(v));
+  }
+}
+
+/// Whether the ONNX spec defines converting float `v` to integer type I:
+/// its integer part must be representable (NaN and infinities never are).
+/// Any value converts to bool (v != 0).
+template <typename I> inline bool floatToIntIsDefined(double v) {
+  if constexpr (std::is_same_v<I, bool>) {
+    return true;
+  } else {
+    double t = std::trunc(v); // NaN stays NaN and fails both comparisons
+    return t >= static_cast<double>(std::numeric_limits<I>::lowest()) &&
+           t < std::ldexp(1.0, std::numeric_limits<I>::digits);
   }
 }
 

@@ -486,12 +486,19 @@ template <typename Op, typename Types, bool kMean> Status variadicKernel(KernelC
   ONNXSLIM_RETURN_IF_ERROR(dispatchType<Types>(ins[0]->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     Op op;
-    ONNXSLIM_RETURN_IF_ERROR(
-        (runBinary<T, T, T>(*ins[0], *ins[1], ins[0]->dims(), ins[1]->dims(), op, acc)));
+    // ONNX Runtime evaluates a one-element first operand of float or double
+    // as op(other, it), which decides which zero Max/Min return for +0 vs -0
+    // (the spec leaves it open; its float16 kernels keep the order): the
+    // same here, so folded values match it.
+    auto step = [&](const Tensor &a, const Tensor &b, TensorPtr &out) {
+      if (std::is_floating_point_v<T> && a.numElements() == 1 && b.numElements() != 1)
+        return runBinary<T, T, T>(b, a, b.dims(), a.dims(), op, out);
+      return runBinary<T, T, T>(a, b, a.dims(), b.dims(), op, out);
+    };
+    ONNXSLIM_RETURN_IF_ERROR(step(*ins[0], *ins[1], acc));
     for (size_t i = 2; i < n; ++i) {
       TensorPtr next;
-      ONNXSLIM_RETURN_IF_ERROR(
-          (runBinary<T, T, T>(*acc, *ins[i], acc->dims(), ins[i]->dims(), op, next)));
+      ONNXSLIM_RETURN_IF_ERROR(step(*acc, *ins[i], next));
       acc = std::move(next);
     }
     if constexpr (kMean) {

@@ -125,10 +125,21 @@ ONNXSLIM_XSIMD_FUNCTOR(AsinhF, asinh)
 ONNXSLIM_XSIMD_FUNCTOR(AcoshF, acosh)
 ONNXSLIM_XSIMD_FUNCTOR(AtanhF, atanh)
 ONNXSLIM_XSIMD_FUNCTOR(ErfF, erf)
-ONNXSLIM_XSIMD_FUNCTOR(FloorF, floor)
-ONNXSLIM_XSIMD_FUNCTOR(CeilF, ceil)
-ONNXSLIM_XSIMD_FUNCTOR(RoundF, nearbyint) // half to even in the default rounding mode
 #undef ONNXSLIM_XSIMD_FUNCTOR
+
+/// Rounding to an integer keeps the sign of x, zeros included (floor(-0) and
+/// ceil(-0.5) are -0, as IEEE and ONNX Runtime have them); xsimd's SSE2
+/// floor/ceil lose it, so the sign is put back.
+#define ONNXSLIM_ROUNDING_FUNCTOR(Name, fn)                                                       \
+  struct Name {                                                                                    \
+    template <typename V> V operator()(const V &x) const {                                         \
+      return xsimd::copysign(xsimd::fn(x), x);                                                     \
+    }                                                                                              \
+  };
+ONNXSLIM_ROUNDING_FUNCTOR(FloorF, floor)
+ONNXSLIM_ROUNDING_FUNCTOR(CeilF, ceil)
+ONNXSLIM_ROUNDING_FUNCTOR(RoundF, nearbyint) // half to even in the default rounding mode
+#undef ONNXSLIM_ROUNDING_FUNCTOR
 
 struct ReciprocalF {
   template <typename V> V operator()(const V &x) const { return V(1) / x; }
@@ -161,13 +172,9 @@ struct SignF {
 // Activation functors
 //===----------------------------------------------------------------------===//
 
+/// x < 0 ? 0 : x, so NaN and -0 pass through (as ONNX Runtime).
 struct ReluF {
-  template <typename V> V operator()(const V &x) const {
-    if constexpr (isScalarV<V>)
-      return x > V(0) ? x : V(0);
-    else
-      return xsimd::max(x, V(0));
-  }
+  template <typename V> V operator()(const V &x) const { return sel(x < V(0), V(0), x); }
 };
 struct LeakyReluF {
   float alpha;
@@ -187,11 +194,14 @@ struct SeluF {
     return sel(x > V(0), V(gamma) * x, V(gamma) * (V(alpha) * xsimd::exp(x) - V(alpha)));
   }
 };
+/// max(0, x) + min(0, neg), with NaN propagated alike by the SIMD body and
+/// the scalar tail (xsimd's min/max keep a NaN operand in one position on
+/// batches and in the other on scalars, so activations use sel()).
 struct CeluF {
   float alpha;
   template <typename V> V operator()(const V &x) const {
     V neg = V(alpha) * (xsimd::exp(x / V(alpha)) - V(1));
-    return xsimd::max(x, V(0)) + xsimd::min(V(0), neg);
+    return sel(x < V(0), V(0), x) + sel(neg > V(0), V(0), neg);
   }
 };
 struct SigmoidF {
@@ -199,15 +209,18 @@ struct SigmoidF {
     return V(1) / (V(1) + xsimd::exp(-x));
   }
 };
+/// y clamped to [0, 1]; NaN stays NaN.
+template <typename V> V clamp01(const V &y) {
+  V z = sel(y > V(1), V(1), y);
+  return sel(z < V(0), V(0), z);
+}
 struct HardSigmoidF {
   float alpha, beta;
-  template <typename V> V operator()(const V &x) const {
-    return xsimd::max(V(0), xsimd::min(V(1), V(alpha) * x + V(beta)));
-  }
+  template <typename V> V operator()(const V &x) const { return clamp01(V(alpha) * x + V(beta)); }
 };
 struct HardSwishF {
   template <typename V> V operator()(const V &x) const {
-    return x * xsimd::max(V(0), xsimd::min(V(1), x * V(1.0 / 6.0) + V(0.5)));
+    return x * clamp01(x * V(1.0 / 6.0) + V(0.5));
   }
 };
 /// log(1 + exp(x)) without overflow.
@@ -240,16 +253,13 @@ struct MishF {
     return x * xsimd::tanh(SoftplusF{}(x));
   }
 };
-/// Clip in the compute type (double bounds cover every integer type here).
+/// Clip in the compute type: x < lo ? lo : x, then > hi ? hi : that, so a
+/// NaN input stays NaN and a NaN bound clips nothing (as ONNX Runtime).
 template <typename B> struct ClipF {
   B lo, hi;
   template <typename V> V operator()(const V &x) const {
-    if constexpr (isScalarV<V>) {
-      V y = x < static_cast<V>(lo) ? static_cast<V>(lo) : x;
-      return y > static_cast<V>(hi) ? static_cast<V>(hi) : y;
-    } else {
-      return xsimd::min(xsimd::max(x, V(lo)), V(hi));
-    }
+    V y = sel(x < V(lo), V(lo), x);
+    return sel(y > V(hi), V(hi), y);
   }
 };
 struct ShrinkF {
@@ -307,14 +317,27 @@ Status shrinkKernel(KernelContext &ctx) {
                                     ShrinkF{ctx.attrFloat("lambd", 0.5f), ctx.attrFloat("bias", 0.0f)});
 }
 
-/// Clip-1/6: bounds are attributes (float types only).
+/// Clip-1/6: bounds are attributes (float types only), by default the
+/// largest finite float (so +-inf become +-FLT_MAX, as the spec says).
 Status clipAttrKernel(KernelContext &ctx) {
-  float lo = ctx.attrFloat("min", -std::numeric_limits<float>::infinity());
-  float hi = ctx.attrFloat("max", std::numeric_limits<float>::infinity());
+  float lo = ctx.attrFloat("min", std::numeric_limits<float>::lowest());
+  float hi = ctx.attrFloat("max", std::numeric_limits<float>::max());
   return floatUnary(ctx, ClipF<float>{lo, hi});
 }
 
-/// Clip-11+: optional scalar inputs min and max of the input's type.
+/// The largest finite value of element type T, in the compute type.
+template <typename T> ComputeType<T> largestFinite() {
+  if constexpr (std::is_same_v<T, Half>)
+    return 65504.0f;
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return BFloat16::fromBits(0x7f7f).toFloat();
+  else
+    return std::numeric_limits<T>::max();
+}
+
+/// Clip-11+: optional scalar inputs min and max of the input's type; absent
+/// bounds are the type's numeric_limits lowest() and max() (the spec's
+/// defaults: infinities become the largest finite values).
 Status clipKernel(KernelContext &ctx) {
   const Tensor *X;
   ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(0, X));
@@ -322,11 +345,10 @@ Status clipKernel(KernelContext &ctx) {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
     using B = std::conditional_t<std::is_same_v<C, double> || isIntLike<C>, C, float>;
-    B lo = std::numeric_limits<B>::lowest(), hi = std::numeric_limits<B>::max();
-    if constexpr (std::is_floating_point_v<B>) {
-      lo = -std::numeric_limits<B>::infinity();
-      hi = std::numeric_limits<B>::infinity();
-    }
+    B hi = static_cast<B>(largestFinite<T>());
+    B lo = static_cast<B>(std::numeric_limits<C>::lowest());
+    if constexpr (isFloatLike<T>)
+      lo = -hi;
     for (size_t i : {size_t{1}, size_t{2}}) {
       if (!ctx.hasInput(i))
         continue;

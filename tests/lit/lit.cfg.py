@@ -14,3 +14,9 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%onnxslim", os.path.join(config.onnxslim_tools_dir, "onnxslim")))
 config.substitutions.append(("%FileCheck", os.path.join(config.llvm_tools_dir, "FileCheck")))
 config.substitutions.append(("%not", os.path.join(config.llvm_tools_dir, "not")))
+# ONNX Runtime (tools/oracle; installed by scripts/setup.sh) and the ONNX
+# conformance data (Debian's libonnx-testdata), for tests that check what a
+# written model does in a real runtime.
+config.substitutions.append(("%oracle", "node " + os.path.join(
+    os.path.dirname(os.path.dirname(config.test_source_root)), "tools", "oracle", "oracle.js")))
+config.substitutions.append(("%testdata", config.onnxslim_testdata_dir))

@@ -241,3 +241,35 @@ TEST(TensorEncoding, TensorFilesRoundTrip) {
   EXPECT_FALSE(loadTensorFile(dir.file("missing.pb"), error));
   EXPECT_NE(error.find("missing.pb"), std::string::npos);
 }
+
+TEST(TensorEncoding, StringTensorsMadeInMemoryUseStringData) {
+  // A tensor built from strings (as a folding pass or `onnxslim run` makes
+  // them) carries the default Raw encoding; it is still written as
+  // string_data, with no raw_data field (ONNX Runtime refuses one, even empty).
+  auto made = Tensor::fromStrings({2}, {"a", ""});
+  ASSERT_EQ(made->encoding, TensorEncoding::Raw);
+  made->name = "s";
+  TempDir dir;
+  std::string error;
+  ASSERT_TRUE(saveTensorFile(*made, dir.file("s.pb"), error)) << error;
+  onnx::TensorProto written;
+  ASSERT_TRUE(written.ParseFromString(readFile(dir.file("s.pb"))));
+  EXPECT_FALSE(written.has_raw_data());
+  ASSERT_EQ(written.string_data_size(), 2);
+  EXPECT_EQ(written.string_data(0), "a");
+  EXPECT_EQ(written.string_data(1), "");
+  EXPECT_EQ(written.data_type(), onnx::TensorProto::STRING);
+
+  // The same as an initializer of a model.
+  Model m;
+  m.irVersion = 8;
+  m.opsetImport.push_back(OpsetId{"", 17, {}});
+  m.setGraph(std::make_unique<Graph>());
+  Value *init = m.graph()->addInitializer("s", made);
+  m.graph()->addOutput(init);
+  onnx::ModelProto mp;
+  ASSERT_TRUE(mp.ParseFromString(serializeModel(m)));
+  ASSERT_EQ(mp.graph().initializer_size(), 1);
+  EXPECT_FALSE(mp.graph().initializer(0).has_raw_data());
+  EXPECT_EQ(mp.graph().initializer(0).string_data_size(), 2);
+}

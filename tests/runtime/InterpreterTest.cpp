@@ -133,6 +133,39 @@ TEST(Interpreter, RunNodeAlone) {
   EXPECT_EQ(out[0].tensor->dims(), (std::vector<int64_t>{1, 2}));
 }
 
+TEST(Interpreter, UndefinedResultsAreRefusedOnlyWhenAsked) {
+  TestModel m;
+  Value *x = m.input("x");
+  Node *n = m.node("Cast", {x}, {"u"}, "cast_u32");
+  n->setAttr(Attribute::makeInt("to", static_cast<int64_t>(DataType::UInt32)));
+  m.g->addOutput(n->result(0));
+  RtValue in = T(floats({2}, {5e9f, 300}));
+  std::vector<RtValue> out;
+  // `run` (and runNode without the option) computes ONNX Runtime's value.
+  Interpreter plain(m.model);
+  Status s = plain.runNode(*n, {&in}, out, true);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(m.run({in}, out).ok());
+  uint32_t got[2];
+  std::memcpy(got, out[0].tensor->rawData(), sizeof got);
+  EXPECT_EQ(got[0], 0u);
+  EXPECT_EQ(got[1], 300u);
+  // Constant folding's interpreter refuses it, naming the node.
+  RunOptions opts;
+  opts.refuseUndefined = true;
+  Interpreter folding(m.model, OpRegistry::builtin(), opts);
+  s = folding.runNode(*n, {&in}, out, true);
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(s.isUndefined());
+  EXPECT_EQ(s.message(), "node 'cast_u32' (Cast): the result is undefined by the ONNX spec: 5e+09 is out of "
+                         "the range of uint32 (element 0)");
+  // A defined input folds.
+  RtValue fine = T(floats({2}, {3e9f, 300}));
+  s = folding.runNode(*n, {&fine}, out, true);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_FALSE(s.isUndefined());
+}
+
 //===----------------------------------------------------------------------===//
 // Control flow
 //===----------------------------------------------------------------------===//

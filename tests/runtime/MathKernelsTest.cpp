@@ -82,6 +82,8 @@ std::vector<float> halfValues(const TensorPtr &t) {
 struct Run {
   Status status;
   std::vector<TensorPtr> outputs;
+  /// Why the kernel noted its result as undefined by the spec (empty: defined).
+  std::string undefined;
   TensorPtr out(size_t i = 0) const { return i < outputs.size() ? outputs[i] : nullptr; }
 };
 
@@ -137,6 +139,7 @@ Run run(const std::string &op, int64_t opset, std::vector<TensorPtr> inputs,
   }
   KernelContext ctx(*n, opset, ptrs, nullptr);
   r.status = k->fn(ctx);
+  r.undefined = ctx.undefinedReason();
   for (RtValue &v : ctx.outputs())
     r.outputs.push_back(v.kind == RtValue::Kind::Tensor ? v.tensor : nullptr);
   return r;
@@ -492,6 +495,260 @@ TEST(MathKernels, ClipVersions) {
   EXPECT_EQ(values<int8_t>(r.out()), (std::vector<int8_t>{-10, 5, 10}));
   EXPECT_FAILS(run("Clip", 13, {f32({1}, {1}), f32({2}, {0, 1})}));
   EXPECT_FAILS(run("Clip", 13, {f32({1}, {1}), i32({}, {0})}));
+}
+
+//===----------------------------------------------------------------------===//
+// Edge values against ONNX Runtime
+//
+// Expected values are ONNX Runtime 1.30's (x86-64 CPU), measured by running
+// one-op models through tools/oracle/oracle.js on the same inputs. The input
+// has 20 elements so that both the SIMD body and the scalar tail see NaN.
+//===----------------------------------------------------------------------===//
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+const float kInf = std::numeric_limits<float>::infinity();
+const float kMax = std::numeric_limits<float>::max();
+
+const std::vector<float> kEdges = {kNaN, -kNaN, kInf, -kInf, 0.0f, -0.0f, 1, -1, kNaN, 2,
+                                   -2,   kNaN,  0.5f, -0.5f, kNaN, 3,     kNaN, 5, -5, kNaN};
+
+/// NaN where ORT has NaN, the sign of zeros when `zeroSign`, values within
+/// 2e-5 relative (ORT's Sigmoid is a fast approximation).
+void expectOrt(const std::string &what, const std::vector<float> &got, const std::vector<float> &want,
+               bool zeroSign = true) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << what << " at " << i << ": " << got[i];
+    } else if (want[i] == 0 && zeroSign) {
+      EXPECT_TRUE(got[i] == 0 && std::signbit(got[i]) == std::signbit(want[i]))
+          << what << " at " << i << ": " << got[i] << " vs " << want[i];
+    } else if (std::isinf(want[i])) {
+      EXPECT_EQ(got[i], want[i]) << what << " at " << i;
+    } else {
+      EXPECT_NEAR(got[i], want[i], 2e-5f * std::fabs(want[i])) << what << " at " << i;
+    }
+  }
+}
+
+TEST(MathKernelsOrt, ActivationsKeepNaNAsOnnxRuntime) {
+  struct Case {
+    const char *op;
+    int64_t opset;
+    std::vector<float> want;
+  };
+  const float n = kNaN, inf = kInf;
+  std::vector<Case> cases = {
+      {"Relu", 14, {n, n, inf, 0, 0, -0.0f, 1, 0, n, 2, 0, n, 0.5f, 0, n, 3, n, 5, 0, n}},
+      {"LeakyRelu", 16, {n, n, inf, -inf, 0, -0.0f, 1, -0.01f, n, 2, -0.02f, n, 0.5f, -0.005f, n, 3, n, 5, -0.05f, n}},
+      {"Elu", 6, {n, n, inf, -1, 0, -0.0f, 1, -0.63212055f, n, 2, -0.86466473f, n, 0.5f, -0.39346933f, n, 3, n, 5,
+                  -0.99326205f, n}},
+      {"Selu", 6, {n, n, inf, -1.7580993f, 0, 0, 1.050701f, -1.1113307f, n, 2.101402f, -1.5201665f, n, 0.5253505f,
+                   -0.69175816f, n, 3.152103f, n, 5.253505f, -1.7462534f, n}},
+      {"Celu", 12, {n, n, inf, -1, 0, 0, 1, -0.63212055f, n, 2, -0.86466473f, n, 0.5f, -0.39346933f, n, 3, n, 5,
+                    -0.99326205f, n}},
+      {"Sigmoid", 13, {n, n, 1, 0, 0.5f, 0.5f, 0.7310586f, 0.26894143f, n, 0.8807971f, 0.11920291f, n, 0.6224593f,
+                       0.3775407f, n, 0.95257413f, n, 0.9933071f, 0.00669292f, n}},
+      {"HardSigmoid", 6, {n, n, 1, 0, 0.5f, 0.5f, 0.7f, 0.3f, n, 0.9f, 0.1f, n, 0.6f, 0.4f, n, 1, n, 1, 0, n}},
+      {"HardSwish", 14, {n, n, inf, n, 0, -0.0f, 0.6666667f, -0.3333333f, n, 1.6666667f, -0.3333333f, n,
+                         0.29166666f, -0.20833333f, n, 3, n, 5, -0.0f, n}},
+      {"Softplus", 1, {n, n, inf, 0, 0.6931472f, 0.6931472f, 1.3132617f, 0.3132617f, n, 2.126928f, 0.126928f, n,
+                       0.974077f, 0.474077f, n, 3.0485873f, n, 5.0067153f, 0.00671535f, n}},
+      {"Softsign", 1, {n, n, n, n, 0, -0.0f, 0.5f, -0.5f, n, 0.6666667f, -0.6666667f, n, 0.33333334f, -0.33333334f,
+                       n, 0.75f, n, 0.8333334f, -0.8333334f, n}},
+      {"ThresholdedRelu", 10, {0, 0, inf, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 3, 0, 5, 0, 0}},
+      {"Mish", 18, {n, n, inf, n, 0, -0.0f, 0.8650985f, -0.30340144f, n, 1.943959f, -0.25250146f, n, 0.37524524f,
+                    -0.22074378f, n, 2.9865355f, n, 4.9995522f, -0.03357624f, n}},
+      {"Shrink", 9, {0, 0, inf, -inf, 0, 0, 1, -1, 0, 2, -2, 0, 0, 0, 0, 3, 0, 5, -5, 0}},
+      {"Sign", 13, {n, n, 1, -1, 0, 0, 1, -1, n, 1, -1, n, 1, -1, n, 1, n, 1, -1, n}},
+      {"Floor", 13, {n, n, inf, -inf, 0, -0.0f, 1, -1, n, 2, -2, n, 0, -1, n, 3, n, 5, -5, n}},
+      {"Ceil", 13, {n, n, inf, -inf, 0, -0.0f, 1, -1, n, 2, -2, n, 1, -0.0f, n, 3, n, 5, -5, n}},
+      {"Round", 11, {n, n, inf, -inf, 0, -0.0f, 1, -1, n, 2, -2, n, 0, -0.0f, n, 3, n, 5, -5, n}},
+  };
+  for (const Case &c : cases) {
+    auto r = run(c.op, c.opset, {f32({20}, kEdges)});
+    EXPECT_OK(r);
+    expectOrt(c.op, values<float>(r.out()), c.want);
+  }
+}
+
+TEST(MathKernelsOrt, ClipMaxMinPReluKeepNaNAsOnnxRuntime) {
+  const float n = kNaN, inf = kInf;
+  std::vector<float> clipped = {n, n, 1, -1, 0, -0.0f, 1, -1, n, 1, -1, n, 0.5f, -0.5f, n, 1, n, 1, -1, n};
+  auto r = run("Clip", 13, {f32({20}, kEdges), f32({}, {-1}), f32({}, {1})});
+  EXPECT_OK(r);
+  expectOrt("Clip(-1, 1)", values<float>(r.out()), clipped);
+  r = run("Clip", 6, {f32({20}, kEdges)}, {attrF("min", -1), attrF("max", 1)});
+  EXPECT_OK(r);
+  expectOrt("Clip-6(-1, 1)", values<float>(r.out()), clipped);
+  // No bounds: the spec's defaults are the largest finite floats, not infinities.
+  std::vector<float> none = {n, n, kMax, -kMax, 0, -0.0f, 1, -1, n, 2, -2, n, 0.5f, -0.5f, n, 3, n, 5, -5, n};
+  r = run("Clip", 13, {f32({20}, kEdges)});
+  EXPECT_OK(r);
+  expectOrt("Clip()", values<float>(r.out()), none);
+  r = run("Clip", 6, {f32({20}, kEdges)});
+  EXPECT_OK(r);
+  expectOrt("Clip-6()", values<float>(r.out()), none);
+  r = run("Clip", 13, {f32({20}, kEdges), nullptr, f32({}, {1})});
+  EXPECT_OK(r);
+  expectOrt("Clip(, 1)", values<float>(r.out()),
+            {n, n, 1, -kMax, 0, -0.0f, 1, -1, n, 1, -2, n, 0.5f, -0.5f, n, 1, n, 1, -5, n});
+  // A NaN bound clips nothing.
+  r = run("Clip", 13, {f32({20}, kEdges), f32({}, {n}), f32({}, {1})});
+  EXPECT_OK(r);
+  expectOrt("Clip(NaN, 1)", values<float>(r.out()),
+            {n, n, 1, -inf, 0, -0.0f, 1, -1, n, 1, -2, n, 0.5f, -0.5f, n, 1, n, 1, -5, n});
+  // float16: the default bounds are +-65504.
+  r = run("Clip", 13, {f16({3}, {kInf, -kInf, kNaN})});
+  EXPECT_OK(r);
+  expectOrt("Clip() float16", halfValues(r.out()), {65504, -65504, n});
+
+  // Max/Min propagate NaN from either side. Between +0 and -0 (the spec
+  // leaves the choice open) ORT returns the second operand, but evaluates a
+  // one-element first operand as op(other, it): Max(0, -0) is +0 then.
+  std::vector<float> mx = {n, n, inf, 0, 0, 0, 1, 0, n, 2, 0, n, 0.5f, 0, n, 3, n, 5, 0, n};
+  std::vector<float> mn = {n, n, 0, -inf, 0, 0, 0, -1, n, 0, -2, n, 0, -0.5f, n, 0, n, 0, -5, n};
+  for (bool zeroFirst : {false, true}) {
+    auto in = [&](TensorPtr a, TensorPtr b) {
+      return zeroFirst ? std::vector<TensorPtr>{b, a} : std::vector<TensorPtr>{a, b};
+    };
+    r = run("Max", 13, in(f32({20}, kEdges), f32({}, {0})));
+    EXPECT_OK(r);
+    expectOrt("Max", values<float>(r.out()), mx);
+    r = run("Min", 13, in(f32({20}, kEdges), f32({}, {0})));
+    EXPECT_OK(r);
+    expectOrt("Min", values<float>(r.out()), mn);
+  }
+  std::vector<float> negPos(20, 0.0f), posNeg(20, 0.0f);
+  for (size_t i = 0; i < 10; ++i)
+    negPos[i] = posNeg[i + 10] = -0.0f;
+  for (const char *op : {"Max", "Min"}) {
+    r = run(op, 13, {f32({20}, negPos), f32({20}, posNeg)});
+    EXPECT_OK(r);
+    expectOrt(op, values<float>(r.out()), posNeg);
+  }
+  r = run("PRelu", 16, {f32({20}, kEdges), f32({1}, {0.1f})});
+  EXPECT_OK(r);
+  expectOrt("PRelu", values<float>(r.out()),
+            {n, n, inf, -inf, 0, -0.0f, 1, -0.1f, n, 2, -0.2f, n, 0.5f, -0.05f, n, 3, n, 5, -0.5f, n});
+}
+
+TEST(MathKernelsOrt, CastFloatToIntegerAsOnnxRuntime) {
+  const std::vector<double> x = {NAN,   INFINITY, -INFINITY, -1,          -1.5,      2.9,          3e9,
+                                 5e9,   1e19,     2e19,      -3e9,        300,       -129,         65536,
+                                 4294967296.0, 1.8446744e19, 9.3e18, -9.3e18, 2147483648.0, -2147483904.0};
+  std::vector<float> xf(x.begin(), x.end());
+  const uint64_t h = uint64_t{1} << 63;
+  const int64_t m = std::numeric_limits<int64_t>::min();
+  const int32_t m32 = std::numeric_limits<int32_t>::min();
+  auto r = run("Cast", 13, {f32({20}, xf)}, {attrI("to", 12)});
+  EXPECT_OK(r);
+  EXPECT_EQ(values<uint32_t>(r.out()),
+            (std::vector<uint32_t>{2147483648u, 0, 2147483648u, 4294967295u, 4294967295u, 2, 3000000000u, 0, 0, 0,
+                                   2147483648u, 300, 4294967167u, 65536, 0, 0, 0, 2147483648u, 2147483648u,
+                                   2147483648u}));
+  EXPECT_NE(r.undefined.find("out of the range of uint32"), std::string::npos) << r.undefined;
+  r = run("Cast", 13, {f32({20}, xf)}, {attrI("to", 13)});
+  EXPECT_OK(r);
+  EXPECT_EQ(values<uint64_t>(r.out()),
+            (std::vector<uint64_t>{h, 0, h, UINT64_MAX, UINT64_MAX, 2, 3000000000u, 5000000000u,
+                                   9999999980506447872u, 0, 18446744070709551616u, 300, 18446744073709551487u,
+                                   65536, 4294967296u, 0, 9300000300729368576u, h, 2147483648u,
+                                   18446744071562067712u}));
+  r = run("Cast", 13, {f64({20}, x)}, {attrI("to", 13)});
+  EXPECT_OK(r);
+  auto u64 = values<uint64_t>(r.out());
+  EXPECT_EQ(u64[8], 10000000000000000000u);
+  EXPECT_EQ(u64[15], 18446744000000000000u);
+  EXPECT_EQ(u64[16], 9300000000000000000u);
+  r = run("Cast", 13, {f32({20}, xf)}, {attrI("to", 7)});
+  EXPECT_OK(r);
+  EXPECT_EQ(values<int64_t>(r.out()),
+            (std::vector<int64_t>{m, m, m, -1, -1, 2, 3000000000, 5000000000, m, m, -3000000000, 300, -129, 65536,
+                                  4294967296, m, m, m, 2147483648, -2147483904}));
+  r = run("Cast", 13, {f32({20}, xf)}, {attrI("to", 6)});
+  EXPECT_OK(r);
+  EXPECT_EQ(values<int32_t>(r.out()),
+            (std::vector<int32_t>{m32, m32, m32, -1, -1, 2, m32, m32, m32, m32, m32, 300, -129, 65536, m32, m32,
+                                  m32, m32, m32, m32}));
+  r = run("Cast", 13, {f32({20}, xf)}, {attrI("to", 3)});
+  EXPECT_OK(r);
+  EXPECT_EQ(values<int8_t>(r.out()),
+            (std::vector<int8_t>{0, 0, 0, -1, -1, 2, 0, 0, 0, 0, 0, 44, 127, 0, 0, 0, 0, 0, 0, 0}));
+  r = run("Cast", 13, {f32({20}, xf)}, {attrI("to", 4)});
+  EXPECT_OK(r);
+  EXPECT_EQ(values<uint16_t>(r.out()),
+            (std::vector<uint16_t>{0, 0, 0, 65535, 65535, 2, 0, 0, 0, 0, 0, 300, 65407, 0, 0, 0, 0, 0, 0, 0}));
+
+  // Undefined by the spec only outside the target's range.
+  r = run("Cast", 13, {f32({4}, {2.9f, -2.9f, 3e9f, 4294967040.0f})}, {attrI("to", 12)});
+  EXPECT_OK(r);
+  EXPECT_EQ(r.undefined, "-2.9 is out of the range of uint32 (element 1)");
+  r = run("Cast", 13, {f32({3}, {2.9f, 3e9f, 4294967040.0f})}, {attrI("to", 12)});
+  EXPECT_OK(r);
+  EXPECT_EQ(r.undefined, "");
+  r = run("Cast", 13, {f32({2}, {127.9f, -128.9f})}, {attrI("to", 3)});
+  EXPECT_OK(r);
+  EXPECT_EQ(r.undefined, "");
+  r = run("Cast", 13, {f32({1}, {128.0f})}, {attrI("to", 3)});
+  EXPECT_EQ(r.undefined, "128 is out of the range of int8 (element 0)");
+  r = run("Cast", 13, {f64({1}, {9223372036854775808.0})}, {attrI("to", 7)});
+  EXPECT_NE(r.undefined, "");
+  r = run("Cast", 13, {f32({2}, {kNaN, kInf})}, {attrI("to", 9)}); // bool: NaN != 0
+  EXPECT_OK(r);
+  EXPECT_EQ(values<uint8_t>(r.out()), (std::vector<uint8_t>{1, 1}));
+  EXPECT_EQ(r.undefined, "");
+  r = run("Cast", 13, {f16({1}, {70000.0f})}, {attrI("to", 6)}); // float16 inf
+  EXPECT_NE(r.undefined, "");
+}
+
+TEST(MathKernelsOrt, CastStringsAsOnnxRuntime) {
+  std::vector<std::string> s = {"1e3", "2.5",  "  7 ", "+8",  "-9",   "1000", "1E2",  "-2.7",
+                                "-1",  "0x10", "00012", "300", "-129", "7abc", "1.9e2"};
+  auto r = run("Cast", 13, {strings({15}, s)}, {attrI("to", 7)});
+  EXPECT_OK(r);
+  EXPECT_EQ(values<int64_t>(r.out()), (std::vector<int64_t>{1, 2, 7, 8, -9, 1000, 1, -2, -1, 0, 12, 300, -129, 7, 1}));
+  EXPECT_EQ(r.undefined, "the string '1e3' is not a plain integer in the range of int64 (element 0)");
+  r = run("Cast", 13, {strings({15}, s)}, {attrI("to", 3)});
+  EXPECT_OK(r);
+  EXPECT_EQ(values<int8_t>(r.out()), (std::vector<int8_t>{1, 2, 7, 8, -9, -24, 1, -2, -1, 0, 12, 44, 127, 7, 1}));
+  r = run("Cast", 13, {strings({15}, s)}, {attrI("to", 12)});
+  EXPECT_OK(r);
+  EXPECT_EQ(values<uint32_t>(r.out()),
+            (std::vector<uint32_t>{1, 2, 7, 8, 4294967287u, 1000, 1, 4294967294u, 4294967295u, 0, 12, 300,
+                                   4294967167u, 7, 1}));
+  r = run("Cast", 13, {strings({15}, s)}, {attrI("to", 9)});
+  EXPECT_OK(r);
+  EXPECT_EQ(values<uint8_t>(r.out()), (std::vector<uint8_t>{1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1}));
+  r = run("Cast", 13, {strings({15}, s)}, {attrI("to", 1)});
+  EXPECT_OK(r);
+  EXPECT_EQ(values<float>(r.out()),
+            (std::vector<float>{1000, 2.5f, 7, 8, -9, 1000, 100, -2.7f, -1, 16, 12, 300, -129, 7, 190}));
+  EXPECT_EQ(r.undefined, "the string '  7 ' is not a number literal of float (element 2)");
+  // ONNX Runtime also fails on these.
+  EXPECT_FAILS(run("Cast", 13, {strings({1}, {"abc"})}, {attrI("to", 7)}));
+  EXPECT_FAILS(run("Cast", 13, {strings({1}, {""})}, {attrI("to", 1)}));
+  EXPECT_FAILS(run("Cast", 13, {strings({1}, {"9223372036854775808"})}, {attrI("to", 7)}));
+  EXPECT_FAILS(run("Cast", 13, {strings({1}, {"true"})}, {attrI("to", 9)}));
+
+  // Defined: plain integers that fit, number literals for floats.
+  r = run("Cast", 13, {strings({4}, {"1000", "-9", "+8", "00012"})}, {attrI("to", 7)});
+  EXPECT_OK(r);
+  EXPECT_EQ(r.undefined, "");
+  r = run("Cast", 13, {strings({2}, {"255", "0"})}, {attrI("to", 2)});
+  EXPECT_EQ(r.undefined, "");
+  r = run("Cast", 13, {strings({1}, {"256"})}, {attrI("to", 2)});
+  EXPECT_NE(r.undefined, "");
+  r = run("Cast", 13, {strings({1}, {"-1"})}, {attrI("to", 12)});
+  EXPECT_NE(r.undefined, "");
+  r = run("Cast", 13, {strings({7}, {"3.14", "1e-5", "1E8", "-INF", "+inf", "NaN", ".5"})}, {attrI("to", 1)});
+  EXPECT_OK(r);
+  EXPECT_EQ(r.undefined, "");
+  for (const char *odd : {"0x1p3", "infinity", "7abc", " 5", "1e", "-nan"}) {
+    r = run("Cast", 13, {strings({1}, {odd})}, {attrI("to", 11)});
+    EXPECT_OK(r);
+    EXPECT_NE(r.undefined, "") << odd;
+  }
 }
 
 //===----------------------------------------------------------------------===//
