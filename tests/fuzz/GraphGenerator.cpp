@@ -1067,7 +1067,7 @@ std::string generateModelText(const uint8_t *data, size_t size) {
   FuzzedDataProvider fdp(data, size);
   Context ctx(fdp);
   ctx.opset = 13 + ctx.pick(5);
-  // Graph inputs: 1-3 float tensors, ranks 0-4, dims 1-4, small; some share a shape.
+  // Graph inputs: 1-3 float tensors, ranks 1-4, dims 1-4, small; some share a shape.
   std::vector<Val> inputs;
   int numInputs = 1 + ctx.pick(3);
   for (int i = 0; i < numInputs; ++i) {
@@ -1075,11 +1075,11 @@ std::string generateModelText(const uint8_t *data, size_t size) {
     if (i > 0 && ctx.coin()) {
       d = inputs[static_cast<size_t>(ctx.pick(i))].dims;
     } else {
-      int rank = ctx.pick(5);
+      int rank = 1 + ctx.pick(4); // (rank-0 values come from reductions and Gather)
       for (int k = 0; k < rank; ++k)
         d.push_back(1 + ctx.pick(4));
-      while (numel(d) > 48)
-        d.back() = 1;
+      for (size_t k = d.size(); numel(d) > 48 && k > 0; --k)
+        d[k - 1] = 1;
     }
     inputs.push_back({"x" + std::to_string(i), "float", d});
   }

@@ -14,7 +14,8 @@
 // validator bug), the pass manager stopping, an invalid optimized model, or
 // different outputs. A generated model the interpreter cannot run is
 // skipped and counted by reason. At exit (and at every power of two) the
-// counts of generated and checked graphs are printed.
+// counts of generated and checked graphs are printed. ONNXSLIM_FUZZ_PRINT=1
+// prints each generated model before it is used.
 //
 //===----------------------------------------------------------------------===//
 #include "backend/Writer.h"
@@ -69,6 +70,10 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string text = fuzz::generateModelText(data, size);
   ++generated;
+  // ONNXSLIM_FUZZ_PRINT=1: show the model first (to see what a sanitizer report was about).
+  static const bool print = std::getenv("ONNXSLIM_FUZZ_PRINT") != nullptr;
+  if (print)
+    std::fprintf(stderr, "%s", text.c_str());
   std::string error;
   std::unique_ptr<Model> model = parseModelText(text, error, "generated.onnxtxt");
   if (!model)

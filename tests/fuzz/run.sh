@@ -48,8 +48,10 @@ cmake --build "$build" -j"$jobs" --target "${fuzzers[@]}"
 echo "fuzz: build took $((SECONDS - start)) s"
 
 # Halt at the first report; libFuzzer saves the input that caused it.
-export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:symbolize=1:allocator_may_return_null=1"
-export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:symbolize=1"
+# Options already in the environment come first (e.g. suppressions=FILE
+# while a known report awaits its fix elsewhere); ours override the rest.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}halt_on_error=1:abort_on_error=1:detect_leaks=1:symbolize=1:allocator_may_return_null=1"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:abort_on_error=1:print_stacktrace=1:symbolize=1"
 
 max_len() {
   case "$1" in
@@ -63,7 +65,7 @@ failed=()
 for f in "${fuzzers[@]}"; do
   work="$build/run/$f"
   findings="$build/findings/$f"
-  rm -rf "$work"
+  rm -rf "$work" "$findings"
   mkdir -p "$work/corpus" "$findings"
   # Copies: libFuzzer adds new inputs to the first corpus directory.
   for src in "$root/tests/fuzz/corpus/$f" "$root/tests/fuzz/regressions/$f"; do
@@ -79,7 +81,7 @@ for f in "${fuzzers[@]}"; do
   "$build/tests/fuzz/$f" "${args[@]}" ${FUZZ_ARGS:-} "$work/corpus" >"$log" 2>&1
   status=$?
   set -e
-  grep -E '^#[0-9]+ +(DONE|INITED)' "$log" | tail -n 2 | sed "s/^/fuzz: $f: /"
+  { grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)' "$log" || true; } | tail -n 2 | sed "s/^/fuzz: $f: /"
   grep -E '^stat::number_of_executed_units|^fuzz_differential: [0-9]+ random|^  skipped' "$log" | sed "s/^/fuzz: $f: /" || true
   if ((status != 0)); then
     echo "fuzz: $f: FINDING (exit $status); input(s) in $findings:" >&2
