@@ -60,6 +60,12 @@ void printSummary() {
                  top[i].second.c_str());
 }
 
+/// A finding: the counts so far, then the report (aborts).
+[[noreturn]] void fail(const std::string &what, const std::string &input, const std::string &output = {}) {
+  printSummary();
+  fuzz::finding(what, input, output);
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
@@ -77,12 +83,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string error;
   std::unique_ptr<Model> model = parseModelText(text, error, "generated.onnxtxt");
   if (!model)
-    fuzz::finding("the generated model does not parse: " + error, text);
+    fail("the generated model does not parse: " + error, text);
   std::vector<std::string> problems = verify(*model, 1);
   if (!problems.empty())
-    fuzz::finding("the generated model fails the IR verifier: " + problems.front(), text);
+    fail("the generated model fails the IR verifier: " + problems.front(), text);
   if (!fuzz::validateInput(*model, error))
-    fuzz::finding("the validator refuses a generated (valid) model: " + error, text);
+    fail("the validator refuses a generated (valid) model: " + error, text);
 
   ModelCheckOptions options;
   options.seed = size ? data[size - 1] : 0;
@@ -96,21 +102,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
 
   if (!fuzz::runDefaultPipeline(*model, error))
-    fuzz::finding("default pipeline: " + error, text, fuzz::modelText(*model));
+    fail("default pipeline: " + error, text, fuzz::modelText(*model));
   if (!fuzz::validateOutput(*model, error))
-    fuzz::finding("the optimized model is invalid: " + error, text, fuzz::modelText(*model));
+    fail("the optimized model is invalid: " + error, text, fuzz::modelText(*model));
   std::string report;
   if (!checker->matchesReference(*model, report))
-    fuzz::finding("the optimized model computes something else:\n" + report, text, fuzz::modelText(*model));
+    fail("the optimized model computes something else:\n" + report, text, fuzz::modelText(*model));
 
   std::string bytes = serializeModel(*model, error);
   if (bytes.empty())
-    fuzz::finding("the optimized model cannot be serialized: " + error, text, fuzz::modelText(*model));
+    fail("the optimized model cannot be serialized: " + error, text, fuzz::modelText(*model));
   std::unique_ptr<Model> again = loadModelFromString(std::move(bytes), "optimized.onnx", "", error);
   if (!again || !verify(*again, 1).empty())
-    fuzz::finding("the optimized model does not load back: " + error, text, fuzz::modelText(*model));
+    fail("the optimized model does not load back: " + error, text, fuzz::modelText(*model));
   if (!checker->matchesReference(*again, report))
-    fuzz::finding("the optimized model, written and read back, computes something else:\n" + report, text,
+    fail("the optimized model, written and read back, computes something else:\n" + report, text,
                   fuzz::modelText(*again));
 
   ++checked;
