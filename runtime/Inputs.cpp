@@ -51,12 +51,15 @@ struct Json {
   double num = 0;
   std::string str;
   std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> fields;
+  // An object's keys and values, in order. (Not a vector of pair<string,
+  // Json>: clang rejects that pair while Json is still incomplete.)
+  std::vector<std::string> keys;
+  std::vector<Json> values;
 
   const Json *get(std::string_view key) const {
-    for (const auto &[k, v] : fields)
-      if (k == key)
-        return &v;
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] == key)
+        return &values[i];
     return nullptr;
   }
 };
@@ -162,7 +165,8 @@ private:
         Json v;
         if (!value(v, depth + 1))
           return false;
-        out.fields.emplace_back(std::move(key), std::move(v));
+        out.keys.push_back(std::move(key));
+        out.values.push_back(std::move(v));
         skip();
         if (pos_ < s_.size() && s_[pos_] == ',') {
           ++pos_;

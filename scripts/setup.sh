@@ -19,6 +19,7 @@ PACKAGES=(
   libxtensor-dev libxsimd-dev
   googletest libgtest-dev libbenchmark-dev
   llvm-14-tools
+  clang-14 libclang-rt-14-dev
   libonnx-testdata
   libcli11-dev libxxhash-dev nlohmann-json3-dev
 )

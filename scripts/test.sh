@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up what is missing, builds, fetches the real models and runs every test.
+# Sets up what is missing, builds, fetches the real models and runs every
+# test, then each fuzzer for a minute.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"
@@ -7,3 +8,6 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/fetch-models.sh"
 cd "${ONNXSLIM_BUILD_DIR:-$root/build}"
 ctest --output-on-failure --timeout 1800 -j"$(nproc)"
+# The fuzzers (tests/fuzz/): a bounded run of each on every submission, in
+# a build dir of their own (clang, ASan+UBSan); non-zero on any finding.
+"$root/tests/fuzz/run.sh" "${ONNXSLIM_FUZZ_SECONDS:-60}"

@@ -120,8 +120,11 @@ public:
     for (const std::vector<size_t> &group : groups_)
       if (group.size() > 1)
         changed |= mergeGroup(group);
-    for (auto &[graph, doomed] : doomedInitializers_)
-      rewriter_.eraseUnusedInitializersIf(*graph, [&](Value *v) { return doomed.count(v) != 0; });
+    for (auto &entry : doomedInitializers_) {
+      // (Not a structured binding: clang 14, the fuzz build's compiler, cannot capture one.)
+      const auto &doomed = entry.second;
+      rewriter_.eraseUnusedInitializersIf(*entry.first, [&](Value *v) { return doomed.count(v) != 0; });
+    }
     return changed;
   }
 
