@@ -159,7 +159,9 @@ private:
     }
     std::string shape = dataTypeName(dt) + " " + dimsText(t.dims());
     if (dt == DataType::String) {
-      if (t.encoding == TensorEncoding::Raw && (t.byteSize() != 0 || count != 0))
+      // A string tensor a pass builds has no bytes and is written as
+      // string_data (backend/ProtoExporter); only real raw bytes are wrong.
+      if (t.encoding == TensorEncoding::Raw && t.byteSize() != 0)
         report(where, what + " is a string tensor stored as raw_data (strings go in string_data)");
       else if (static_cast<int64_t>(t.strings().size()) != count)
         report(where, what + " has " + std::to_string(t.strings().size()) + " strings but " + shape + " needs " +
@@ -248,7 +250,11 @@ private:
       define(v, path, "input");
       checkType(v->type(), path, "input '" + v->name() + "'");
     }
-    bool oldIr = model_.irVersion > 0 && model_.irVersion <= 3;
+    // IR <= 3 wants every initializer listed in graph.input. The writer adds
+    // the main graph's (backend/ProtoExporter), so a model about to be
+    // written is checked as it will be written: subgraph initializers only.
+    bool oldIr = model_.irVersion > 0 && model_.irVersion <= 3 &&
+                 !(opts_.forWriting && &g == model_.graph());
     for (const Value *v : g.initializers()) {
       if (v->defKind() != Value::DefKind::GraphInput) {
         define(v, path, "initializer");

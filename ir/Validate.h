@@ -37,6 +37,10 @@ struct ValidateOptions {
   std::string file = "model";
   /// Stop after this many diagnostics.
   size_t maxDiagnostics = 100;
+  /// The model is about to be written by backend/: what the writer supplies
+  /// itself (the main graph's initializers listed as inputs at IR <= 3) is
+  /// not a problem then.
+  bool forWriting = false;
 };
 
 /// Given a model, Execute: checks it against the ONNX specification,

@@ -259,6 +259,7 @@ int runMain(const MainArgs &args) {
       ValidateOptions opts;
       opts.file = ""; // the run's error already names the file
       opts.maxDiagnostics = 1;
+      opts.forWriting = true;
       return validate(m, opts);
     });
   }
@@ -292,6 +293,7 @@ int runMain(const MainArgs &args) {
   if (inputValid) {
     ValidateOptions opts;
     opts.file = "";
+    opts.forWriting = true;
     std::vector<std::string> problems = validate(*model, opts);
     if (!problems.empty())
       return fail(args.input + ": the optimized model is invalid (a bug in a pass; --verify-each names it), " +

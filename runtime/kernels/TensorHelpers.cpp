@@ -112,7 +112,8 @@ std::vector<int64_t> stridesOf(const std::vector<int64_t> &dims) {
 
 TensorPtr makeInt64(std::vector<int64_t> dims, const std::vector<int64_t> &values) {
   TensorBuilder b(DataType::Int64, std::move(dims));
-  std::memcpy(b.data(), values.data(), values.size() * sizeof(int64_t));
+  if (!values.empty()) // memcpy from an empty vector's null data() is undefined
+    std::memcpy(b.data(), values.data(), values.size() * sizeof(int64_t));
   return b.finish();
 }
 
