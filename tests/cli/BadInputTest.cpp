@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "schema/onnx.pb.h"
 
+#include "tests/cli/CliTestUtil.h"
+
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -23,31 +25,10 @@ namespace pb = onnxslim::onnx;
 
 namespace {
 
-std::string readFile(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void writeFile(const fs::path &p, const std::string &bytes) {
-  std::ofstream out(p, std::ios::binary);
-  out << bytes;
-}
-
-struct RunResult {
-  int exitCode;
-  std::string stderrText;
-};
-
-RunResult runOnnxslim(const std::string &args, const fs::path &dir) {
-  fs::path errFile = dir / "stderr.txt";
-  std::string cmd = std::string(ONNXSLIM_BINARY) + " " + args + " >/dev/null 2>" + errFile.string();
-  int status = std::system(cmd.c_str());
-  RunResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, readFile(errFile)};
-  fs::remove(errFile);
-  return r;
-}
+using onnxslim::clitest::readFile;
+using onnxslim::clitest::RunResult;
+using onnxslim::clitest::runOnnxslim;
+using onnxslim::clitest::writeFile;
 
 /// A valid model: y = Relu(x) over float[2], opset 13.
 pb::ModelProto validModel() {
@@ -98,7 +79,7 @@ protected:
     for (const auto &entry : fs::directory_iterator(dir_))
       EXPECT_EQ(entry.path(), in) << "left behind: " << entry.path();
     // One line, naming the input file.
-    std::string text = r.stderrText;
+    std::string text = r.err;
     EXPECT_FALSE(text.empty());
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
     EXPECT_NE(text.find(in.string()), std::string::npos) << text;
@@ -114,7 +95,7 @@ TEST_F(BadInput, ValidModelIsAccepted) {
   std::string bytes = validModel().SerializeAsString();
   writeFile(in, bytes);
   RunResult r = runOnnxslim(in.string() + " " + out.string(), dir_);
-  EXPECT_EQ(r.exitCode, 0) << r.stderrText;
+  EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_TRUE(fs::exists(out));
   EXPECT_EQ(readFile(in), bytes);
 }
@@ -124,7 +105,7 @@ TEST_F(BadInput, SameInputAndOutputPathKeepsInputUntilRename) {
   std::string bytes = validModel().SerializeAsString();
   writeFile(in, bytes);
   RunResult r = runOnnxslim(in.string() + " " + in.string(), dir_);
-  EXPECT_EQ(r.exitCode, 0) << r.stderrText;
+  EXPECT_EQ(r.exitCode, 0) << r.err;
   pb::ModelProto reread;
   ASSERT_TRUE(reread.ParseFromString(readFile(in)));
   EXPECT_EQ(reread.graph().node_size(), 1);
@@ -232,7 +213,7 @@ TEST_F(BadInput, ExternalDataPastEndOfFile) {
   writeFile(in, bytes);
   RunResult r = runOnnxslim(in.string() + " " + (dir_ / "out.onnx").string(), dir_);
   EXPECT_NE(r.exitCode, 0);
-  EXPECT_NE(r.stderrText.find("weights.bin"), std::string::npos) << r.stderrText;
+  EXPECT_NE(r.err.find("weights.bin"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
   EXPECT_EQ(readFile(in), bytes);
 }
@@ -244,8 +225,8 @@ TEST_F(BadInput, OutputInMissingDirectory) {
   fs::path out = dir_ / "no" / "such" / "dir" / "out.onnx";
   RunResult r = runOnnxslim(in.string() + " " + out.string(), dir_);
   EXPECT_NE(r.exitCode, 0);
-  EXPECT_EQ(std::count(r.stderrText.begin(), r.stderrText.end(), '\n'), 1) << r.stderrText;
-  EXPECT_NE(r.stderrText.find(out.string()), std::string::npos) << r.stderrText;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(out.string()), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "no"));
   EXPECT_EQ(readFile(in), bytes);
 }
@@ -254,7 +235,7 @@ TEST_F(BadInput, MissingInputFile) {
   fs::path in = dir_ / "does-not-exist.onnx";
   RunResult r = runOnnxslim(in.string() + " " + (dir_ / "out.onnx").string(), dir_);
   EXPECT_NE(r.exitCode, 0);
-  EXPECT_NE(r.stderrText.find(in.string()), std::string::npos) << r.stderrText;
+  EXPECT_NE(r.err.find(in.string()), std::string::npos) << r.err;
 }
 
 } // namespace

@@ -13,6 +13,8 @@
 
 #include <sys/wait.h>
 
+#include "tests/cli/CliTestUtil.h"
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -24,30 +26,15 @@ namespace pb = onnxslim::onnx;
 
 namespace {
 
-std::string readFile(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using onnxslim::clitest::readFile;
+using onnxslim::clitest::RunResult;
 
 void writeProto(const fs::path &p, const google::protobuf::MessageLite &m) {
   std::ofstream out(p, std::ios::binary);
   ASSERT_TRUE(m.SerializeToOstream(&out));
 }
 
-struct RunResult {
-  int exitCode;
-  std::string out;
-  std::string err;
-};
-
-RunResult onnxslim(const std::string &args, const fs::path &dir) {
-  std::string cmd = std::string(ONNXSLIM_BINARY) + " " + args + " >" + (dir / "out.txt").string() + " 2>" +
-                    (dir / "err.txt").string();
-  int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, readFile(dir / "out.txt"), readFile(dir / "err.txt")};
-}
+RunResult onnxslim(const std::string &args, const fs::path &dir) { return onnxslim::clitest::runOnnxslim(args, dir); }
 
 /// y = Add(x, w) over float[4], w an initializer with the given values.
 pb::ModelProto addModel(const float (&w)[4], const std::string &inputName = "x") {

@@ -91,8 +91,9 @@ for f in "${fuzzers[@]}"; do
   fi
 done
 
+# A closing line in the plain form test runners print: one per fuzzer.
+echo "fuzz: $((${#fuzzers[@]} - ${#failed[@]})) passed, ${#failed[@]} failed"
 if ((${#failed[@]} > 0)); then
   echo "fuzz: findings in: ${failed[*]}" >&2
   exit 1
 fi
-echo "fuzz: no findings"

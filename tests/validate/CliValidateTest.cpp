@@ -13,6 +13,8 @@
 
 #include <sys/wait.h>
 
+#include "tests/cli/CliTestUtil.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -26,32 +28,11 @@ namespace pb = onnxslim::onnx;
 
 namespace {
 
-std::string readFile(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using onnxslim::clitest::readFile;
+using onnxslim::clitest::RunResult;
+using onnxslim::clitest::writeFile;
 
-void writeFile(const fs::path &p, const std::string &bytes) {
-  std::ofstream out(p, std::ios::binary);
-  out << bytes;
-}
-
-struct RunResult {
-  int exitCode;
-  std::string out, err;
-};
-
-RunResult run(const std::string &args, const fs::path &dir) {
-  fs::path outFile = dir / "stdout.txt", errFile = dir / "stderr.txt";
-  std::string cmd = std::string(ONNXSLIM_BINARY) + " " + args + " >" + outFile.string() + " 2>" + errFile.string();
-  int status = std::system(cmd.c_str());
-  RunResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, readFile(outFile), readFile(errFile)};
-  fs::remove(outFile);
-  fs::remove(errFile);
-  return r;
-}
+RunResult run(const std::string &args, const fs::path &dir) { return onnxslim::clitest::runOnnxslim(args, dir); }
 
 pb::AttributeProto *addAttr(pb::NodeProto *n, const std::string &name, pb::AttributeProto::AttributeType type) {
   auto *a = n->add_attribute();
