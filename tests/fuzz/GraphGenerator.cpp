@@ -57,6 +57,15 @@ std::string fmtFloat(float v) {
   return buf;
 }
 
+/// A float attribute value: the text syntax reads a literal without '.' or
+/// an exponent as an int, so 0 is written 0.0.
+std::string fmtFloatAttr(float v) {
+  std::string s = fmtFloat(v);
+  if (s.find_first_of(".eEn") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
 std::string listText(const std::vector<int64_t> &v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i)
@@ -208,7 +217,7 @@ public:
     if (k < static_cast<int>(std::size(ops))) {
       emit(ops[k], "", {v.name}, "float", v.dims);
     } else if (k == static_cast<int>(std::size(ops))) {
-      emit("LeakyRelu", "alpha = " + fmtFloat(static_cast<float>(ctx_.range(0, 8)) * 0.125f), {v.name}, "float",
+      emit("LeakyRelu", "alpha = " + fmtFloatAttr(static_cast<float>(ctx_.range(0, 8)) * 0.125f), {v.name}, "float",
            v.dims);
     } else if (k == static_cast<int>(std::size(ops)) + 1) {
       // Clip with constant bounds (either may be missing).
@@ -716,7 +725,7 @@ public:
           data += (i ? ", " : "") + fmtFloat(0.25f + static_cast<float>(ctx_.pick(8)) * 0.25f);
         var = constant(typeText("float", m), data, "float", m);
       }
-      y = emit("BatchNormalization", "epsilon = " + fmtFloat(1e-5f), {y, scale, bias, mean, var}, "float", od);
+      y = emit("BatchNormalization", "epsilon = " + fmtFloatAttr(1e-5f), {y, scale, bias, mean, var}, "float", od);
     } else if (after == 1 || after == 2) {
       Dims cd = ctx_.coin() ? Dims{M, 1, 1} : Dims{1, M, 1, 1};
       y = emit(after == 1 ? "Add" : "Mul", "", {y, floatConst(cd, 3)}, "float", od);
