@@ -13,7 +13,8 @@
 #
 # Environment: ONNXSLIM_FUZZ_BUILD_DIR (default <repo>/build-fuzz),
 # JOBS (build parallelism, default nproc), FUZZERS (names to run, default all),
-# FUZZ_ARGS (extra libFuzzer flags).
+# FUZZ_SEED (libFuzzer's -seed; 0, the default, draws one), FUZZ_ARGS (extra
+# libFuzzer flags).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -72,7 +73,7 @@ for f in "${fuzzers[@]}"; do
     [[ -d "$src" ]] && cp -r "$src/." "$work/corpus/"
   done
   args=(-max_total_time="$seconds" -max_len="$(max_len "$f")" -timeout=30 -rss_limit_mb=2560
-        -print_final_stats=1 -artifact_prefix="$findings/")
+        -print_final_stats=1 -artifact_prefix="$findings/" -seed="${FUZZ_SEED:-0}")
   [[ "$f" != fuzz_differential ]] && args+=(-dict="$root/tests/fuzz/onnx.dict")
   log="$build/run/$f.log"
   echo "fuzz: running $f for $seconds s (log: $log)"
