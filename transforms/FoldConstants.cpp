@@ -125,7 +125,8 @@ std::optional<size_t> generatorResultBytes(const Node &n) {
       if (arg->size() != dims.size())
         return std::nullopt;
       for (size_t i = 0; i < dims.size(); ++i)
-        dims[i] *= (*arg)[i] < 0 ? 0 : (*arg)[i];
+        if (__builtin_mul_overflow(dims[i], (*arg)[i] < 0 ? 0 : (*arg)[i], &dims[i]))
+          return SIZE_MAX; // more elements than int64 counts: far too big to fold
     } else {
       std::vector<int64_t> out(std::max(dims.size(), arg->size()), 1);
       for (size_t i = 0; i < out.size(); ++i) {
