@@ -52,13 +52,22 @@ bool checkIR(const Model &model, const std::string &path, std::string &error) {
   return false;
 }
 
+/// The validator's diagnostics for `model`, each prefixed by `file` ("" for
+/// none); `forWriting` when the model is about to be written (ir/Validate.h).
+std::vector<std::string> problemsOf(const Model &model, std::string file, bool forWriting = false,
+                                    size_t maxDiagnostics = 100) {
+  ValidateOptions opts;
+  opts.file = std::move(file);
+  opts.forWriting = forWriting;
+  opts.maxDiagnostics = maxDiagnostics;
+  return validate(model, opts);
+}
+
 /// The input's validity: refuses an invalid model (one line, the first
 /// problem) unless `allowInvalid`, when it warns. Sets `valid`.
 bool checkInputValid(const Model &model, const std::string &path, bool allowInvalid, bool &valid,
                      std::string &error) {
-  ValidateOptions opts;
-  opts.file = path;
-  std::vector<std::string> problems = validate(model, opts);
+  std::vector<std::string> problems = problemsOf(model, path);
   valid = problems.empty();
   if (valid)
     return true;
@@ -255,13 +264,8 @@ int runMain(const MainArgs &args) {
   if (!checkInputValid(*model, args.input, args.allowInvalid, inputValid, error))
     return fail(error);
   if (inputValid && args.pm.verifyEach) {
-    pm.setValidateEach([](const Model &m) {
-      ValidateOptions opts;
-      opts.file = ""; // the run's error already names the file
-      opts.maxDiagnostics = 1;
-      opts.forWriting = true;
-      return validate(m, opts);
-    });
+    // The run's error already names the file.
+    pm.setValidateEach([](const Model &m) { return problemsOf(m, "", /*forWriting=*/true, 1); });
   }
   ModelStats before = collectStats(*model);
   before.fileBytes = fileSize(args.input);
@@ -291,10 +295,7 @@ int runMain(const MainArgs &args) {
     return fail(args.input + ": " + error);
   // A valid input must give a valid output: anything else is a pass bug.
   if (inputValid) {
-    ValidateOptions opts;
-    opts.file = "";
-    opts.forWriting = true;
-    std::vector<std::string> problems = validate(*model, opts);
+    std::vector<std::string> problems = problemsOf(*model, "", /*forWriting=*/true);
     if (!problems.empty())
       return fail(args.input + ": the optimized model is invalid (a bug in a pass; --verify-each names it), " +
                   "nothing written: " + problems.front());
@@ -332,9 +333,7 @@ int runDump(const std::string &input, bool largeConstants) {
   if (!model || !checkIR(*model, input, error))
     return fail(error);
   // An invalid model is still printed (that is how one looks at it), with a warning.
-  ValidateOptions vopts;
-  vopts.file = input;
-  for (const std::string &problem : validate(*model, vopts))
+  for (const std::string &problem : problemsOf(*model, input))
     std::cerr << "onnxslim: warning: " << problem << "\n";
   PrintOptions opts;
   opts.printLargeConstants = largeConstants;
@@ -351,9 +350,7 @@ int runCheck(const std::string &input) {
   std::vector<std::string> problems;
   for (const std::string &p : verify(*model, 20))
     problems.push_back(input + ": IR invariant broken: " + p);
-  ValidateOptions opts;
-  opts.file = input;
-  for (std::string &p : validate(*model, opts))
+  for (std::string &p : problemsOf(*model, input))
     problems.push_back(std::move(p));
   if (problems.empty()) {
     std::cout << input << ": valid\n";
