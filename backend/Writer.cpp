@@ -114,9 +114,11 @@ bool saveModel(const Model &model, const std::string &path, std::string &error,
     return false;
   }
   if (pieces.size() > kProtobufLimit && !opts.externalData && opts.autoExternalOver2GB) {
-    std::cerr << "onnxslim: note: " << path << " would be " << pieces.size()
-              << " bytes, over protobuf's 2 GB limit; writing tensors of " << opts.externalThreshold
-              << " bytes or more to the external data file '" << location << "'\n";
+    if (opts.onNote)
+      opts.onNote(path + " would be " + std::to_string(pieces.size()) +
+                  " bytes, over protobuf's 2 GB limit; writing tensors of " +
+                  std::to_string(opts.externalThreshold) + " bytes or more to the external data file '" +
+                  location + "'");
     sink = ExternalSink(location);
     eo.externalizeLarge = true;
     pieces = Pieces();

@@ -36,8 +36,10 @@ struct SaveOptions {
   std::string externalDataFile;
   size_t externalThreshold = 1024;
   /// When the model would pass protobuf's 2 GB limit, write external data
-  /// anyway (with a note on stderr) instead of failing.
+  /// anyway (with a note to `onNote`) instead of failing.
   bool autoExternalOver2GB = true;
+  /// Receives notes for the user (the library prints nothing itself).
+  std::function<void(const std::string &)> onNote;
 };
 
 /// Given a model and a path, Execute: writes the model (and its external

@@ -7,9 +7,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/Support.h"
-#include "ir/Tensor.h"
-#include "ir/Type.h"
+#include "Support.h"
+#include "Tensor.h"
+#include "Type.h"
 
 #include <memory>
 #include <string>

@@ -20,11 +20,11 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/Attribute.h"
-#include "ir/DataType.h"
-#include "ir/Support.h"
-#include "ir/Tensor.h"
-#include "ir/Type.h"
+#include "Attribute.h"
+#include "DataType.h"
+#include "Support.h"
+#include "Tensor.h"
+#include "Type.h"
 
 #include <cassert>
 #include <cstdint>

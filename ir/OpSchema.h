@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/Attribute.h"
+#include "Attribute.h"
 
 #include <cstdint>
 #include <span>

@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/Attribute.h"
+#include "Attribute.h"
 
 #include <cstddef>
 #include <optional>

@@ -37,8 +37,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/SymbolicDim.h"
-#include "ir/Type.h"
+#include "SymbolicDim.h"
+#include "Type.h"
 
 #include <map>
 #include <memory>

@@ -19,7 +19,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/Type.h"
+#include "Type.h"
 
 #include <cstdint>
 #include <map>

@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/DataType.h"
-#include "ir/Support.h"
+#include "DataType.h"
+#include "Support.h"
 
 #include <atomic>
 #include <cstdint>

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/DataType.h"
+#include "DataType.h"
 
 #include <cstdint>
 #include <memory>

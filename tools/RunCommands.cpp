@@ -11,10 +11,9 @@
 #include "backend/Writer.h"
 #include "frontend/Loader.h"
 #include "ir/Verifier.h"
-#include "runtime/Compare.h"
 #include "runtime/Inputs.h"
 #include "runtime/Interpreter.h"
-#include "tools/ModelIO.h"
+#include "onnxslim/onnxslim.h"
 
 #include <algorithm>
 #include <cctype>
@@ -22,8 +21,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <map>
-#include <sstream>
 
 namespace onnxslim::tools {
 namespace {
@@ -34,15 +31,17 @@ int fail(const std::string &message) {
 }
 
 std::unique_ptr<Model> loadChecked(const std::string &path, std::string &error) {
-  std::unique_ptr<Model> model = loadAny(path, error);
-  if (!model)
+  Result<std::unique_ptr<Model>> model = load(path);
+  if (!model) {
+    error = model.error();
     return nullptr;
-  std::vector<std::string> problems = verify(*model, 1);
+  }
+  std::vector<std::string> problems = verify(**model, 1);
   if (!problems.empty()) {
     error = path + ": invalid model: " + problems.front();
     return nullptr;
   }
-  return model;
+  return std::move(*model);
 }
 
 /// The file name under which an output is written (as oracle.js names it).
@@ -52,22 +51,6 @@ std::string fileNameFor(const std::string &name) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
       c = '_';
   return out + ".pb";
-}
-
-std::string describeType(const std::optional<Type> &type) {
-  if (!type)
-    return "(no type)";
-  if (type->kind() != Type::Kind::Tensor)
-    return "(non-tensor)";
-  std::string s = dataTypeName(type->elemType());
-  if (!type->shape())
-    return s + "[?]";
-  s += "[";
-  for (size_t i = 0; i < type->shape()->size(); ++i) {
-    const Dim &d = (*type->shape())[i];
-    s += (i ? "," : "") + (d.isValue() ? std::to_string(d.getValue()) : d.isSymbol() ? d.getSymbol() : std::string("?"));
-  }
-  return s + "]";
 }
 
 std::string describeTensor(const Tensor &t) {
@@ -219,85 +202,42 @@ int verifyModelsCommand(const VerifyArgs &args) {
   std::unique_ptr<Model> b = loadChecked(args.modelB, error);
   if (!b)
     return fail(error);
-  if (args.samples < 1)
-    return fail("--samples must be at least 1");
-  const Graph &ga = *a->graph(), &gb = *b->graph();
-
-  // Interfaces: the same fed inputs and outputs, by name, with the same types.
-  std::vector<const Value *> ia = fedInputs(ga), ib = fedInputs(gb);
-  std::map<std::string, const Value *> byNameB;
-  for (const Value *v : ib)
-    byNameB[v->name()] = v;
-  std::ostringstream mismatch;
-  for (const Value *v : ia) {
-    auto it = byNameB.find(v->name());
-    if (it == byNameB.end())
-      mismatch << "\n  input '" << v->name() << "' of " << args.modelA << " is not an input of " << args.modelB;
-    else if (v->type() && it->second->type() && v->type()->isTensor() && it->second->type()->isTensor() &&
-             v->type()->elemType() != it->second->type()->elemType())
-      mismatch << "\n  input '" << v->name() << "': " << describeType(v->type()) << " vs "
-               << describeType(it->second->type());
-  }
-  if (ib.size() != ia.size())
-    mismatch << "\n  " << args.modelA << " has " << ia.size() << " inputs, " << args.modelB << " has " << ib.size();
-  if (ga.numOutputs() != gb.numOutputs())
-    mismatch << "\n  " << args.modelA << " has " << ga.numOutputs() << " outputs, " << args.modelB << " has "
-             << gb.numOutputs();
-  else
-    for (size_t i = 0; i < ga.numOutputs(); ++i)
-      if (ga.output(i)->name() != gb.output(i)->name())
-        mismatch << "\n  output " << i << " is '" << ga.output(i)->name() << "' vs '" << gb.output(i)->name() << "'";
-  if (!mismatch.str().empty())
-    return fail("the models' interfaces differ:" + mismatch.str());
-
-  rt::InputOptions opts;
-  if (!inputOptions(args.in, args.modelA, opts, error))
-    return fail(error);
-  rt::Interpreter runA(*a), runB(*b);
-  struct Worst {
-    double abs = 0, rel = 0;
-    int64_t mismatches = 0;
-    std::string message;
-  };
-  std::vector<Worst> worst(ga.numOutputs());
-  for (int sample = 0; sample < args.samples; ++sample) {
-    opts.seed = args.in.seed + static_cast<uint64_t>(sample);
-    std::vector<rt::RtValue> inA, inB, outA, outB;
-    rt::Status s = rt::makeInputs(ga, opts, inA);
+  VerifyOptions opts;
+  opts.samples = args.samples;
+  opts.seed = args.in.seed;
+  opts.rtol = args.rtol;
+  opts.atol = args.atol;
+  opts.referenceName = args.modelA;
+  opts.candidateName = args.modelB;
+  for (const std::string &d : args.in.dims) {
+    rt::Status s = rt::parseDimFlag(d, opts.dims);
     if (!s.ok())
-      return fail(args.modelA + ": " + s.message());
-    if (!applyInputFiles(ga, args.in.inputs, inA, error))
+      return fail("--dim " + d + ": " + s.message());
+  }
+  if (!args.in.inputSpecs.empty()) {
+    size_t colon = args.in.inputSpecs.rfind(':');
+    opts.specFile = args.in.inputSpecs.substr(0, colon);
+    opts.specModel = colon != std::string::npos ? args.in.inputSpecs.substr(colon + 1)
+                                                : std::filesystem::path(args.modelA).stem().string();
+  }
+  for (const std::string &flag : args.in.inputs) {
+    size_t eq = flag.find('=');
+    TensorPtr t = loadTensorFile(eq == std::string::npos ? flag : flag.substr(eq + 1), error);
+    if (!t)
       return fail(error);
-    // B's inputs: A's values matched by name (B may order them differently).
-    inB.resize(gb.inputs().size());
-    for (size_t j = 0; j < gb.inputs().size(); ++j)
-      for (size_t k = 0; k < ga.inputs().size() && k < inA.size(); ++k)
-        if (ga.input(k)->name() == gb.input(j)->name() && !gb.input(j)->isInitializer())
-          inB[j] = inA[k];
-    if (!(s = runA.run(ga, inA, outA)).ok())
-      return fail(args.modelA + ": " + s.message());
-    if (!(s = runB.run(gb, inB, outB)).ok())
-      return fail(args.modelB + ": " + s.message());
-    for (size_t i = 0; i < outA.size(); ++i) {
-      rt::Comparison c = rt::compareValues(outB[i], outA[i], args.rtol, args.atol);
-      Worst &w = worst[i];
-      w.abs = std::max(w.abs, c.maxAbsDiff);
-      w.rel = std::max(w.rel, c.maxRelDiff);
-      if (!c.ok) {
-        w.mismatches += std::max<int64_t>(c.mismatches, 1);
-        if (w.message.empty())
-          w.message = "sample " + std::to_string(sample) + ": " + c.message;
-      }
-    }
+    std::string name = eq == std::string::npos ? t->name : flag.substr(0, eq);
+    if (name.empty())
+      return fail("--input " + flag + ": the tensor has no name; use --input NAME=FILE.pb");
+    opts.inputs[name] = RunValue::fromTensor(std::move(t));
   }
-  bool ok = true;
+  Result<VerifyReport> report = verify(*a, *b, opts);
+  if (!report)
+    return fail(report.error());
   std::printf("%-32s %14s %14s  %s\n", "output", "max abs diff", "max rel diff", "result");
-  for (size_t i = 0; i < worst.size(); ++i) {
-    const Worst &w = worst[i];
-    ok &= w.mismatches == 0;
-    std::printf("%-32s %14.4g %14.4g  %s%s\n", ga.output(i)->name().c_str(), w.abs, w.rel,
-                w.mismatches ? "MISMATCH: " : "ok", w.message.c_str());
-  }
+  for (const OutputComparison &o : report->outputs)
+    std::printf("%-32s %14.4g %14.4g  %s%s\n", o.name.c_str(), o.maxAbsDiff, o.maxRelDiff,
+                o.mismatches ? "MISMATCH: " : "ok", o.firstMismatch.c_str());
+  bool ok = report->equivalent();
   std::printf("%s: %d sample(s), rtol %g, atol %g\n", ok ? "equivalent" : "NOT equivalent", args.samples,
               args.rtol, args.atol);
   return ok ? 0 : 1;

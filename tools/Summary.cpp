@@ -8,18 +8,6 @@
 namespace onnxslim::tools {
 
 namespace {
-size_t tensorBytes(const TensorPtr &t) {
-  if (!t)
-    return 0;
-  if (t->dtype() == DataType::String) {
-    size_t n = 0;
-    for (const std::string &s : t->strings())
-      n += s.size();
-    return n;
-  }
-  return t->byteSize();
-}
-
 std::string human(long long bytes) {
   if (bytes < 0)
     return "-";
@@ -36,20 +24,7 @@ std::string human(long long bytes) {
 
 ModelStats collectStats(const Model &model) {
   ModelStats s;
-  const Graph *g = model.graph();
-  if (!g)
-    return s;
-  s.initializers = g->initializers().size() + g->sparseInitializers().size();
-  for (const Value *v : g->initializers())
-    s.constantBytes += tensorBytes(v->initializer());
-  g->walk([&](Node *n) {
-    ++s.nodes;
-    std::string key = n->isDefaultDomain() ? n->opType() : n->domain() + "." + n->opType();
-    ++s.opCounts[key];
-    if (n->is("Constant"))
-      if (const Attribute *a = n->attr("value"))
-        s.constantBytes += tensorBytes(a->t);
-  });
+  static_cast<ModelCounts &>(s) = countModel(model);
   return s;
 }
 
@@ -95,7 +70,7 @@ void printSummary(std::ostream &os, const std::string &inPath, const ModelStats 
   os << "in:  " << inPath << "\nout: " << outPath << "\n";
 }
 
-void printModelCheck(std::ostream &os, const CheckFigures &figures) {
+void printModelCheck(std::ostream &os, const CheckReport &figures) {
   char buf[256];
   std::snprintf(buf, sizeof buf, "model check: %zu output(s) match, max abs diff %.3g, max rel diff %.3g (%.3f s)",
                 figures.outputs, figures.maxAbsDiff, figures.maxRelDiff, figures.seconds);

@@ -1,8 +1,7 @@
 //===- tools/Summary.h - Before/after model statistics ---------*- C++ -*-===//
 #pragma once
 
-#include "ir/IR.h"
-#include "transforms/ModelCheck.h"
+#include "onnxslim/onnxslim.h"
 
 #include <map>
 #include <ostream>
@@ -10,12 +9,8 @@
 
 namespace onnxslim::tools {
 
-/// Counts of one model, taken before or after the pipeline.
-struct ModelStats {
-  std::map<std::string, size_t> opCounts; ///< "Domain.Op" or "Op", subgraphs included
-  size_t nodes = 0;                       ///< subgraphs included
-  size_t initializers = 0;                ///< main graph
-  size_t constantBytes = 0;               ///< initializer + Constant-node tensor bytes
+/// Counts of one model, taken before or after the pipeline, and its file size.
+struct ModelStats : ModelCounts {
   long long fileBytes = -1;
 };
 
@@ -27,6 +22,6 @@ void printSummary(std::ostream &os, const std::string &inPath, const ModelStats 
                   const std::string &outPath, const ModelStats &after, double seconds);
 
 /// Prints one line with what the model check measured.
-void printModelCheck(std::ostream &os, const CheckFigures &figures);
+void printModelCheck(std::ostream &os, const CheckReport &check);
 
 } // namespace onnxslim::tools

@@ -16,22 +16,22 @@
 // written; --verify-each validates after every pass to name it).
 //
 //===----------------------------------------------------------------------===//
+#include "onnxslim/onnxslim.h"
+
 #include "ir/Printer.h"
 #include "ir/Validate.h"
 #include "ir/Verifier.h"
 #include "runtime/Inputs.h"
-#include "tools/ModelIO.h"
 #include "tools/RunCommands.h"
 #include "tools/Summary.h"
-#include "transforms/PassManager.h"
+#include "transforms/PassRegistry.h"
 #include "transforms/Passes.h"
-#include "transforms/ShapeInferencePass.h"
 
 #include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <iostream>
-#include <map>
+#include <sys/stat.h>
 
 using namespace onnxslim;
 using namespace onnxslim::tools;
@@ -52,34 +52,26 @@ bool checkIR(const Model &model, const std::string &path, std::string &error) {
   return false;
 }
 
-/// The validator's diagnostics for `model`, each prefixed by `file` ("" for
-/// none); `forWriting` when the model is about to be written (ir/Validate.h).
-std::vector<std::string> problemsOf(const Model &model, std::string file, bool forWriting = false,
-                                    size_t maxDiagnostics = 100) {
+/// The validator's diagnostics for `model`, each prefixed by `file`.
+std::vector<std::string> problemsOf(const Model &model, std::string file) {
   ValidateOptions opts;
   opts.file = std::move(file);
-  opts.forWriting = forWriting;
-  opts.maxDiagnostics = maxDiagnostics;
   return validate(model, opts);
 }
 
-/// The input's validity: refuses an invalid model (one line, the first
-/// problem) unless `allowInvalid`, when it warns. Sets `valid`.
-bool checkInputValid(const Model &model, const std::string &path, bool allowInvalid, bool &valid,
-                     std::string &error) {
-  std::vector<std::string> problems = problemsOf(model, path);
-  valid = problems.empty();
-  if (valid)
-    return true;
-  std::string more = problems.size() > 1 ? std::to_string(problems.size() - 1) + " more problem(s); " : "";
-  if (!allowInvalid) {
-    error = problems.front() + " [invalid model: " + more + "'onnxslim check " + path +
-            "' lists every problem; --allow-invalid optimizes it anyway]";
-    return false;
+/// A model read with the library, or null with `error` set.
+std::unique_ptr<Model> loadAny(const std::string &path, std::string &error) {
+  Result<std::unique_ptr<Model>> model = load(path);
+  if (!model) {
+    error = model.error();
+    return nullptr;
   }
-  std::cerr << "onnxslim: warning: " << problems.front() << " [invalid model, optimized anyway (--allow-invalid); "
-            << more << "the output is not validated]\n";
-  return true;
+  return std::move(*model);
+}
+
+long long fileSize(const std::string &path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<long long>(st.st_size) : -1;
 }
 
 struct MainArgs {
@@ -97,98 +89,15 @@ struct MainArgs {
   bool enableTestPasses = false;
   bool stats = false;
   bool timing = false;
-  PassManagerOptions pm;
-  std::vector<std::string> dims;  ///< SYM=N for --model-check inputs
-  std::string inputSpecs;         ///< FILE[:NAME] for --model-check inputs
-  // Shape inference and folding (issue 5).
+  OptimizeOptions opt;           ///< instrumentation flags land here directly
+  bool modelCheck = false;       ///< --model-check
+  bool modelCheckEach = false;   ///< --model-check-each
+  bool noModelCheck = false;     ///< --no-model-check
+  std::vector<std::string> dims; ///< SYM=N for --model-check inputs
+  std::string inputSpecs;        ///< FILE[:NAME] for --model-check inputs
   bool noShapeInfer = false;
-  std::vector<std::string> inputShapes; ///< NAME:d0,d1,... (--input-shapes)
-  int64_t foldSizeLimit = -1;           ///< --fold-size-limit BYTES (-1: default)
-  bool noModelCheck = false;            ///< --no-model-check
-  /// Constant bytes up to which the default pipeline checks outputs by default.
-  uint64_t modelCheckBudget = uint64_t{256} << 20;
+  int64_t foldSizeLimit = -1; ///< --fold-size-limit BYTES (-1: default)
 };
-
-/// Whether the default model check applies: the default pipeline, no
-/// explicit --model-check(-each) or --no-model-check.
-bool defaultModelCheck(const MainArgs &args) {
-  return !args.passesGiven && !args.pm.modelCheck && !args.pm.modelCheckEach && !args.noModelCheck;
-}
-
-/// The pipeline text to run: the user's or the default one, with
-/// --no-shape-infer and --fold-size-limit applied.
-std::string pipelineFor(const MainArgs &args) {
-  std::string text = args.passesGiven ? args.passes : targetPipeline(args.target);
-  std::vector<std::string> items;
-  size_t depth = 0, start = 0;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    if (i == text.size() || (text[i] == ',' && depth == 0)) {
-      items.push_back(text.substr(start, i - start));
-      start = i + 1;
-    } else if (text[i] == '{') {
-      ++depth;
-    } else if (text[i] == '}' && depth) {
-      --depth;
-    }
-  }
-  std::string out;
-  for (std::string &item : items) {
-    if (item == "infer-shapes" && args.noShapeInfer && !args.passesGiven)
-      continue;
-    if (item == "fold-constants" && args.foldSizeLimit >= 0)
-      item += "{size-limit=" + std::to_string(args.foldSizeLimit) + "}";
-    out += (out.empty() ? "" : ",") + item;
-  }
-  return text.empty() ? text : out;
-}
-
-/// Refuses a runtime-specific pass (fuse-conv-relu emits com.microsoft ops)
-/// in a pipeline run without the --target that runtime needs.
-bool checkTarget(const MainArgs &args, std::string &error) {
-  if (!isKnownTarget(args.target)) {
-    error = "--target=" + args.target + ": unknown target (onnx, onnxruntime)";
-    return false;
-  }
-  std::string text = pipelineFor(args);
-  size_t depth = 0, start = 0;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    if (i < text.size() && text[i] == '{')
-      ++depth;
-    else if (i < text.size() && text[i] == '}' && depth)
-      --depth;
-    if (i != text.size() && (text[i] != ',' || depth))
-      continue;
-    std::string item = text.substr(start, i - start);
-    start = i + 1;
-    std::string name = item.substr(0, item.find('{'));
-    std::string_view needed = requiredTarget(name);
-    if (!needed.empty() && needed != args.target) {
-      error = "pass '" + name + "' emits " + std::string(needed) + "-specific ops and needs --target=" +
-              std::string(needed);
-      return false;
-    }
-  }
-  return true;
-}
-
-/// The model check's options from --dim and --input-specs.
-bool modelCheckOptions(const MainArgs &args, ModelCheckOptions &opts, std::string &error) {
-  for (const std::string &d : args.dims) {
-    rt::Status s = rt::parseDimFlag(d, opts.dims);
-    if (!s.ok()) {
-      error = "--dim " + d + ": " + s.message();
-      return false;
-    }
-  }
-  if (!args.inputSpecs.empty()) {
-    size_t colon = args.inputSpecs.rfind(':');
-    opts.specFile = args.inputSpecs.substr(0, colon);
-    // Without :NAME, the entry named like the input file (without extension).
-    std::string base = args.input.substr(args.input.find_last_of('/') + 1);
-    opts.specModel = colon != std::string::npos ? args.inputSpecs.substr(colon + 1) : base.substr(0, base.rfind('.'));
-  }
-  return true;
-}
 
 PassRegistry makeRegistry(const MainArgs &args) {
   PassRegistry registry = PassRegistry::withBuiltinPasses();
@@ -206,6 +115,45 @@ int listPasses(const MainArgs &args) {
   return 0;
 }
 
+/// The library's options from the command line, Result: false with `error`
+/// for contradictory or malformed flags.
+bool optimizeOptions(MainArgs &args, const PassRegistry &registry, std::string &error) {
+  OptimizeOptions &o = args.opt;
+  o.modelName = args.input;
+  if (args.passesGiven)
+    o.pipeline = args.passes;
+  o.target = args.target;
+  o.shapeInference = !args.noShapeInfer;
+  if (args.foldSizeLimit >= 0)
+    o.foldSizeLimit = static_cast<uint64_t>(args.foldSizeLimit);
+  o.allowInvalid = args.allowInvalid;
+  o.registry = &registry;
+  o.log = &std::cerr;
+  if (args.noModelCheck && (args.modelCheck || args.modelCheckEach)) {
+    error = "--no-model-check contradicts --model-check / --model-check-each";
+    return false;
+  }
+  o.modelCheck = args.modelCheckEach ? ModelCheckMode::EachPass
+                 : args.modelCheck   ? ModelCheckMode::Require
+                 : args.noModelCheck ? ModelCheckMode::Off
+                                     : ModelCheckMode::Auto;
+  for (const std::string &d : args.dims) {
+    rt::Status s = rt::parseDimFlag(d, o.checkDims);
+    if (!s.ok()) {
+      error = "--dim " + d + ": " + s.message();
+      return false;
+    }
+  }
+  if (!args.inputSpecs.empty()) {
+    size_t colon = args.inputSpecs.rfind(':');
+    o.checkSpecFile = args.inputSpecs.substr(0, colon);
+    // Without :NAME, the entry named like the input file (without extension).
+    std::string base = args.input.substr(args.input.find_last_of('/') + 1);
+    o.checkSpecModel = colon != std::string::npos ? args.inputSpecs.substr(colon + 1) : base.substr(0, base.rfind('.'));
+  }
+  return true;
+}
+
 /// Writes the model as text to standard output (OUT = "-").
 bool printToStdout(const Model &model, std::string &error) {
   PrintOptions opts;
@@ -218,111 +166,63 @@ bool printToStdout(const Model &model, std::string &error) {
   return static_cast<bool>(std::cout);
 }
 
-int runMain(const MainArgs &args) {
+int runMain(MainArgs &args) {
   auto start = std::chrono::steady_clock::now();
   std::string error;
   bool toStdout = args.output == "-";
   if (toStdout && args.emit != "text")
     return fail("writing to standard output ('-') needs --emit=text");
 
-  // The pipeline is parsed before the model is read, so a typo fails fast.
-  if (!checkTarget(args, error))
-    return fail(error);
+  // The options are checked before the model is read, so a typo fails fast.
   PassRegistry registry = makeRegistry(args);
-  PassManager pm(registry, args.pm);
-  if (!pm.parsePipeline(pipelineFor(args), error))
+  if (!optimizeOptions(args, registry, error))
     return fail(error);
-  // --passes= runs exactly that pipeline once; the default one runs to a fixed point.
-  pm.setMaxRounds(args.passesGiven ? 1 : 10);
-  if (args.noModelCheck && (args.pm.modelCheck || args.pm.modelCheckEach))
-    return fail("--no-model-check contradicts --model-check / --model-check-each");
-  bool autoCheck = defaultModelCheck(args);
-  if (args.pm.modelCheck || args.pm.modelCheckEach || autoCheck) {
-    ModelCheckOptions checkOptions;
-    if (!modelCheckOptions(args, checkOptions, error))
-      return fail(error);
-    // Dims the user did not size are tried at 32, 64, 512 and then 1 (the
-    // leading, batch dim stays 1): a 1x1 image exercises little and a
-    // pooling window may not fit it. The summary says which were used.
-    checkOptions.preferredDims = {32, 64, 512};
-    pm.setOutputChecker(createRuntimeOutputChecker(checkOptions));
-  }
-
-  std::map<std::string, Shape> inputShapes;
-  for (const std::string &flag : args.inputShapes) {
-    std::string name;
-    Shape shape;
-    if (!parseInputShapeFlag(flag, name, shape, error))
-      return fail("--input-shapes: " + error);
-    inputShapes[name] = std::move(shape);
-  }
+  if (Status s = checkOptions(args.opt); !s)
+    return fail(s.message());
 
   std::unique_ptr<Model> model = loadAny(args.input, error);
-  if (!model || !checkIR(*model, args.input, error))
+  if (!model)
     return fail(error);
-  bool inputValid = false;
-  if (!checkInputValid(*model, args.input, args.allowInvalid, inputValid, error))
-    return fail(error);
-  if (inputValid && args.pm.verifyEach) {
-    // The run's error already names the file.
-    pm.setValidateEach([](const Model &m) { return problemsOf(m, "", /*forWriting=*/true, 1); });
-  }
-  ModelStats before = collectStats(*model);
-  before.fileBytes = fileSize(args.input);
-  if (!applyInputShapes(*model, inputShapes, error))
-    return fail(args.input + ": " + error);
-  // The default check runs when it is cheap and possible; otherwise it says why not.
-  std::string checkSkipped;
-  if (autoCheck) {
-    checkSkipped = modelCheckUnsupportedReason(*model, args.modelCheckBudget);
-    pm.setModelCheck(checkSkipped.empty(), /*bestEffort=*/true);
-  }
-
-  bool ok = pm.run(*model, error);
-  // The default pipeline ends by recording the inferred types as value_info
-  // (with --passes=, name infer-shapes{value-info=true} where wanted); types
-  // known only in memory are dropped so that text and binary output agree.
-  if (ok && !args.passesGiven) {
-    if (!args.noShapeInfer)
-      inferAndRecordValueInfo(*model);
-    dropUnrecordedTypes(*model);
-  }
+  OptimizeReport report = optimize(*model, args.opt);
   if (args.stats)
-    pm.printStatistics(std::cerr);
+    std::cerr << report.statisticsText;
   if (args.timing)
-    pm.printTiming(std::cerr);
-  if (!ok)
-    return fail(args.input + ": " + error);
-  // A valid input must give a valid output: anything else is a pass bug.
-  if (inputValid) {
-    std::vector<std::string> problems = problemsOf(*model, "", /*forWriting=*/true);
-    if (!problems.empty())
-      return fail(args.input + ": the optimized model is invalid (a bug in a pass; --verify-each names it), " +
-                  "nothing written: " + problems.front());
+    std::cerr << report.timingText;
+  if (!report.inputValid && !report.inputProblems.empty()) {
+    const std::vector<std::string> &problems = report.inputProblems;
+    std::string more = problems.size() > 1 ? std::to_string(problems.size() - 1) + " more problem(s); " : "";
+    if (!args.allowInvalid)
+      return fail(problems.front() + " [invalid model: " + more + "'onnxslim check " + args.input +
+                  "' lists every problem; --allow-invalid optimizes it anyway]");
+    std::cerr << "onnxslim: warning: " << problems.front() << " [invalid model, optimized anyway (--allow-invalid); "
+              << more << "the output is not validated]\n";
   }
+  if (!report.status)
+    return fail(report.status.message());
 
   if (toStdout) {
     if (!printToStdout(*model, error))
       return fail(error);
     return 0;
   }
-  SaveSettings settings;
-  settings.emit = args.emit == "text" ? Emit::Text : Emit::Onnx;
-  settings.externalData = args.externalData;
-  if (!saveAny(*model, args.output, settings, error))
-    return fail(error);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ModelStats after = collectStats(*model);
-  after.fileBytes = fileSize(args.output);
+  WriteOptions write;
+  write.format = args.emit == "text" ? ModelFormat::Text : ModelFormat::Binary;
+  write.externalData = args.externalData;
+  write.onNote = [](const std::string &note) { std::cerr << "onnxslim: note: " << note << "\n"; };
+  if (Status s = save(*model, args.output, write); !s)
+    return fail(s.message());
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!args.quiet) {
+    ModelStats before, after;
+    static_cast<ModelCounts &>(before) = report.before;
+    static_cast<ModelCounts &>(after) = report.after;
+    before.fileBytes = fileSize(args.input);
+    after.fileBytes = fileSize(args.output);
     printSummary(std::cout, args.input, before, args.output, after, seconds);
-    if (checkSkipped.empty())
-      checkSkipped = pm.report().modelCheckSkipped;
-    if (pm.report().modelChecked)
-      printModelCheck(std::cout, pm.report().checkFigures);
-    else if (autoCheck)
-      std::cout << "model check: skipped: " << checkSkipped << " (--model-check to require it)\n";
+    if (report.modelChecked)
+      printModelCheck(std::cout, report.check);
+    else if (args.opt.modelCheck == ModelCheckMode::Auto && !args.passesGiven)
+      std::cout << "model check: skipped: " << report.modelCheckSkipped << " (--model-check to require it)\n";
   }
   return 0;
 }
@@ -389,30 +289,30 @@ int main(int argc, char **argv) {
                  "plus ONNX Runtime contrib-op fusions such as fuse-conv-relu)")
       ->check(CLI::IsMember({"onnx", "onnxruntime"}));
   app.add_flag("--list-passes", mainArgs.listPasses, "List the passes and exit");
-  app.add_option("--print-ir-before", mainArgs.pm.printIRBefore, "Print the IR before these passes")
+  app.add_option("--print-ir-before", mainArgs.opt.printIRBefore, "Print the IR before these passes")
       ->delimiter(',');
-  app.add_option("--print-ir-after", mainArgs.pm.printIRAfter, "Print the IR after these passes")
+  app.add_option("--print-ir-after", mainArgs.opt.printIRAfter, "Print the IR after these passes")
       ->delimiter(',');
-  app.add_flag("--print-ir-before-all", mainArgs.pm.printIRBeforeAll, "Print the IR before every pass");
-  app.add_flag("--print-ir-after-all", mainArgs.pm.printIRAfterAll, "Print the IR after every pass");
-  app.add_flag("--print-ir-after-change", mainArgs.pm.printIRAfterChange,
+  app.add_flag("--print-ir-before-all", mainArgs.opt.printIRBeforeAll, "Print the IR before every pass");
+  app.add_flag("--print-ir-after-all", mainArgs.opt.printIRAfterAll, "Print the IR after every pass");
+  app.add_flag("--print-ir-after-change", mainArgs.opt.printIRAfterChange,
                "Print the IR after every pass that changed it");
-  app.add_flag("--verify-each", mainArgs.pm.verifyEach, "Run the IR verifier after every pass");
+  app.add_flag("--verify-each", mainArgs.opt.verifyEach, "Run the IR verifier after every pass");
   app.add_flag("--stats", mainArgs.stats, "Print how many rewrites each pass made");
   app.add_flag("--timing", mainArgs.timing, "Print the time spent in each pass");
-  app.add_option("--debug-only", mainArgs.pm.debugOnly,
+  app.add_option("--debug-only", mainArgs.opt.debugOnly,
                  "Explain each rewrite and declined match of these passes or patterns ('all')")
       ->delimiter(',');
-  app.add_flag("--model-check", mainArgs.pm.modelCheck,
+  app.add_flag("--model-check", mainArgs.modelCheck,
                "Refuse to write a model whose outputs differ from the input's on seeded random inputs");
   app.add_flag("--no-model-check", mainArgs.noModelCheck,
                "Do not compare outputs before writing (the default pipeline does when the model's "
                "constants fit in 256 MiB and the interpreter runs every op)");
-  app.add_flag("--model-check-each", mainArgs.pm.modelCheckEach,
+  app.add_flag("--model-check-each", mainArgs.modelCheckEach,
                "Compare outputs after every pass and roll back a pass that changed them");
   app.add_flag("--no-shape-infer", mainArgs.noShapeInfer,
                "Do not run shape inference in the default pipeline nor write inferred value_info");
-  app.add_option("--input-shapes", mainArgs.inputShapes,
+  app.add_option("--input-shapes", mainArgs.opt.inputShapes,
                  "Override an input's shape before optimizing: NAME:1,3,224,224 (dims: numbers, symbols, ?; repeatable)");
   app.add_option("--fold-size-limit", mainArgs.foldSizeLimit,
                  "Do not fold a constant larger than BYTES and than its inputs (default 1048576)")

@@ -31,6 +31,8 @@
 #include "transforms/PatternMatch.h"
 #include "transforms/ValueUtils.h"
 
+// Header-only: the library has no link dependency on libxxhash.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <string>

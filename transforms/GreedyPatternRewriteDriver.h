@@ -21,8 +21,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "transforms/Pass.h"
-#include "transforms/PatternMatch.h"
+#include "Pass.h"
+#include "PatternMatch.h"
 
 #include <cstdint>
 

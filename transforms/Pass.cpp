@@ -49,10 +49,9 @@ bool PassContext::isDebugEnabled(std::string_view name) const {
 }
 
 void PassContext::warn(std::string_view message) {
-  *debug_ << "onnxslim: warning: ";
-  if (!currentPass_.empty())
-    *debug_ << "[" << currentPass_ << "] ";
-  *debug_ << message << "\n";
+  std::string line = currentPass_.empty() ? std::string(message) : "[" + currentPass_ + "] " + std::string(message);
+  *debug_ << "onnxslim: warning: " << line << "\n";
+  warnings_.push_back(std::move(line));
 }
 
 void PassContext::signalPassFailure(std::string message) {

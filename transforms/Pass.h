@@ -63,8 +63,11 @@ public:
   /// Where debug lines, warnings and IR dumps go (stderr by default).
   std::ostream &debugStream() const { return *debug_; }
   void setDebugStream(std::ostream &os) { debug_ = &os; }
-  /// Given a message, Execute: prints "onnxslim: warning: [pass] message".
+  /// Given a message, Execute: records "[pass] message" (see warnings())
+  /// and prints "onnxslim: warning: [pass] message" to the debug stream.
   void warn(std::string_view message);
+  /// Every warning of this context so far, in order.
+  const std::vector<std::string> &warnings() const { return warnings_; }
 
   //===--- Failure ----------------------------------------------------===//
   /// Given a message, Execute: records that the current pass broke a contract
@@ -81,6 +84,7 @@ private:
   std::set<std::string, std::less<>> debugNames_;
   bool debugAll_ = false;
   std::ostream *debug_;
+  std::vector<std::string> warnings_;
   std::string failure_;
 };
 

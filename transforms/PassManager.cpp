@@ -316,6 +316,13 @@ bool PassManager::run(Model &model, std::string &error) {
   return true;
 }
 
+std::vector<PassManager::EntryTiming> PassManager::timings() const {
+  std::vector<EntryTiming> out;
+  for (const Entry &e : passes_)
+    out.push_back({std::string(e.pass->name()), e.seconds, e.runs});
+  return out;
+}
+
 void PassManager::printStatistics(std::ostream &os) const {
   os << "===" << std::string(73, '-') << "===\n"
      << "                         ... Pass statistics report ...\n"

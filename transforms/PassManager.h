@@ -18,9 +18,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "transforms/ModelCheck.h"
-#include "transforms/Pass.h"
-#include "transforms/PassRegistry.h"
+#include "ModelCheck.h"
+#include "Pass.h"
+#include "PassRegistry.h"
 
 #include <functional>
 #include <memory>
@@ -91,7 +91,10 @@ public:
   size_t size() const { return passes_.size(); }
 
   /// Given a round cap (>= 1), Execute: makes run() repeat the pipeline until
-  /// a round changes nothing or `maxRounds` rounds ran. 1 = run once.
+  /// a round changes nothing or `maxRounds` rounds ran. 1 = run once. The
+  /// default, kDefaultMaxRounds, is what `onnxslim IN OUT` runs: a pass
+  /// manager built on the default pipeline gives the command line's result.
+  static constexpr unsigned kDefaultMaxRounds = 10;
   void setMaxRounds(unsigned maxRounds) { maxRounds_ = maxRounds ? maxRounds : 1; }
   /// Given a checker, Execute: uses it for --model-check(-each).
   void setOutputChecker(std::unique_ptr<OutputChecker> checker);
@@ -115,6 +118,18 @@ public:
   bool run(Model &model, std::string &error);
   const PassManagerReport &report() const { return report_; }
   PassContext &context() { return context_; }
+  const PassContext &context() const { return context_; }
+
+  /// Wall time and runs of one pipeline entry.
+  struct EntryTiming {
+    std::string pass;
+    double seconds = 0;
+    unsigned runs = 0;
+  };
+  /// Every pipeline entry's time, in pipeline order.
+  std::vector<EntryTiming> timings() const;
+  /// Wall time of the last run(), instrumentation and model checks included.
+  double totalSeconds() const { return totalSeconds_; }
 
   /// Given a stream, Execute: prints the counters of every pass that ran.
   void printStatistics(std::ostream &os) const;
@@ -140,7 +155,7 @@ private:
   const PassRegistry &registry_;
   PassManagerOptions options_;
   std::vector<Entry> passes_;
-  unsigned maxRounds_ = 1;
+  unsigned maxRounds_ = kDefaultMaxRounds;
   std::unique_ptr<OutputChecker> checker_;
   /// Whether checker_ holds a reference for the current run().
   bool checkerReady_ = false;

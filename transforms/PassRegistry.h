@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "transforms/Pass.h"
+#include "Pass.h"
 
 #include <functional>
 #include <memory>

@@ -17,7 +17,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/IR.h"
+#include "../ir/IR.h"
 
 #include <cstdint>
 #include <functional>

@@ -1,0 +1,212 @@
+//===- api/Execute.cpp - run() and verify() on the interpreter --------------===//
+//
+// Both make the inputs the caller did not give with runtime/Inputs (seeded,
+// shaped by the declared types) and run the main graph in the interpreter
+// (runtime/Interpreter.h). verify() first checks that the two models have the
+// same interface: the same fed inputs by name and element type, the same
+// outputs by position and name.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxslim/onnxslim.h"
+
+#include "runtime/Compare.h"
+#include "runtime/Inputs.h"
+#include "runtime/Interpreter.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace onnxslim {
+
+namespace {
+
+rt::RtValue toRuntime(const RunValue &v) {
+  rt::RtValue out;
+  switch (v.kind) {
+  case RunValue::Kind::None:
+    break;
+  case RunValue::Kind::Tensor:
+    out = rt::RtValue::fromTensor(v.tensor);
+    break;
+  case RunValue::Kind::Sequence:
+    out = rt::RtValue::fromSequence(v.sequence);
+    break;
+  case RunValue::Kind::Optional:
+    out.kind = rt::RtValue::Kind::Optional;
+    if (v.optional)
+      out.optional = std::make_shared<const rt::RtValue>(toRuntime(*v.optional));
+    break;
+  }
+  return out;
+}
+
+RunValue fromRuntime(const rt::RtValue &v) {
+  RunValue out;
+  switch (v.kind) {
+  case rt::RtValue::Kind::None:
+    break;
+  case rt::RtValue::Kind::Tensor:
+    out = RunValue::fromTensor(v.tensor);
+    break;
+  case rt::RtValue::Kind::Sequence:
+    out.kind = RunValue::Kind::Sequence;
+    out.sequence = v.sequence;
+    break;
+  case rt::RtValue::Kind::Optional:
+    out.kind = RunValue::Kind::Optional;
+    if (v.optional)
+      out.optional = std::make_shared<const RunValue>(fromRuntime(*v.optional));
+    break;
+  }
+  return out;
+}
+
+/// Graph inputs that the caller must feed (those not backed by an initializer).
+std::vector<const Value *> fedInputs(const Graph &graph) {
+  std::vector<const Value *> out;
+  for (const Value *v : graph.inputs())
+    if (!v->isInitializer())
+      out.push_back(v);
+  return out;
+}
+
+/// Given a graph, input options and values by name, Execute: makes the
+/// inputs (seeded, then the given ones in their place), Result: an error
+/// naming an input the graph does not have.
+Status makeGraphInputs(const Graph &graph, const rt::InputOptions &opts,
+                       const std::map<std::string, RunValue> &given, std::vector<rt::RtValue> &inputs) {
+  rt::Status s = rt::makeInputs(graph, opts, inputs);
+  if (!s.ok())
+    return Status::error(s.message());
+  for (const auto &[name, value] : given) {
+    auto it = std::find_if(graph.inputs().begin(), graph.inputs().end(),
+                           [&](const Value *v) { return v->name() == name; });
+    if (it == graph.inputs().end()) {
+      std::string names;
+      for (const Value *v : fedInputs(graph))
+        names += (names.empty() ? "" : ", ") + v->name();
+      return Status::error("'" + name + "' is not an input of the model (inputs: " + names + ")");
+    }
+    size_t index = static_cast<size_t>(it - graph.inputs().begin());
+    if (inputs.size() <= index)
+      inputs.resize(index + 1);
+    inputs[index] = toRuntime(value);
+  }
+  return {};
+}
+
+std::string elemTypeName(const Value *v) {
+  return v->type() && v->type()->isTensor() ? dataTypeName(v->type()->elemType()) : "(non-tensor)";
+}
+
+/// Given seed, dims and a models.json-style spec file, Result: the input
+/// options, or why the spec file cannot be read.
+Status inputOptions(uint64_t seed, const std::map<std::string, int64_t> &dims, const std::string &specFile,
+                    const std::string &specModel, rt::InputOptions &opts) {
+  opts.seed = seed;
+  opts.dims = dims;
+  if (specFile.empty())
+    return {};
+  rt::Status s = rt::loadInputSpecs(specFile, specModel, opts.specs);
+  return s.ok() ? Status() : Status::error(specFile + ": " + s.message());
+}
+
+/// Why the two graphs' interfaces differ ("" when they agree).
+std::string interfaceMismatch(const Graph &ga, const std::string &a, const Graph &gb, const std::string &b) {
+  std::vector<const Value *> ia = fedInputs(ga), ib = fedInputs(gb);
+  std::map<std::string, const Value *> byNameB;
+  for (const Value *v : ib)
+    byNameB[v->name()] = v;
+  std::ostringstream out;
+  for (const Value *v : ia) {
+    auto it = byNameB.find(v->name());
+    if (it == byNameB.end())
+      out << "\n  input '" << v->name() << "' of " << a << " is not an input of " << b;
+    else if (v->type() && it->second->type() && v->type()->isTensor() && it->second->type()->isTensor() &&
+             v->type()->elemType() != it->second->type()->elemType())
+      out << "\n  input '" << v->name() << "': " << elemTypeName(v) << " vs " << elemTypeName(it->second);
+  }
+  if (ib.size() != ia.size())
+    out << "\n  " << a << " has " << ia.size() << " inputs, " << b << " has " << ib.size();
+  if (ga.numOutputs() != gb.numOutputs())
+    out << "\n  " << a << " has " << ga.numOutputs() << " outputs, " << b << " has " << gb.numOutputs();
+  else
+    for (size_t i = 0; i < ga.numOutputs(); ++i)
+      if (ga.output(i)->name() != gb.output(i)->name())
+        out << "\n  output " << i << " is '" << ga.output(i)->name() << "' vs '" << gb.output(i)->name() << "'";
+  return out.str();
+}
+
+} // namespace
+
+Result<std::vector<std::pair<std::string, RunValue>>> run(const Model &model, const std::map<std::string, RunValue> &inputs,
+                                                          const RunConfig &config) {
+  const Graph *graph = model.graph();
+  if (!graph)
+    return Status::error("the model has no graph");
+  rt::InputOptions opts;
+  if (Status s = inputOptions(config.seed, config.dims, config.specFile, config.specModel, opts); !s)
+    return s;
+  std::vector<rt::RtValue> in, out;
+  if (Status s = makeGraphInputs(*graph, opts, inputs, in); !s)
+    return s;
+  rt::Interpreter interp(model);
+  rt::Status s = interp.run(*graph, in, out);
+  if (!s.ok())
+    return Status::error(s.message());
+  std::vector<std::pair<std::string, RunValue>> named;
+  for (size_t i = 0; i < out.size(); ++i)
+    named.emplace_back(graph->output(i)->name(), fromRuntime(out[i]));
+  return named;
+}
+
+Result<VerifyReport> verify(const Model &reference, const Model &candidate, const VerifyOptions &options) {
+  if (!reference.graph() || !candidate.graph())
+    return Status::error("a model has no graph");
+  if (options.samples < 1)
+    return Status::error("samples must be at least 1");
+  const Graph &ga = *reference.graph(), &gb = *candidate.graph();
+  const std::string &a = options.referenceName, &b = options.candidateName;
+  if (std::string mismatch = interfaceMismatch(ga, a, gb, b); !mismatch.empty())
+    return Status::error("the models' interfaces differ:" + mismatch);
+
+  rt::InputOptions opts;
+  if (Status s = inputOptions(options.seed, options.dims, options.specFile, options.specModel, opts); !s)
+    return s;
+  rt::Interpreter runA(reference), runB(candidate);
+  VerifyReport report;
+  report.outputs.resize(ga.numOutputs());
+  for (size_t i = 0; i < ga.numOutputs(); ++i)
+    report.outputs[i].name = ga.output(i)->name();
+  for (int sample = 0; sample < options.samples; ++sample) {
+    opts.seed = options.seed + static_cast<uint64_t>(sample);
+    std::vector<rt::RtValue> inA, inB, outA, outB;
+    if (Status s = makeGraphInputs(ga, opts, options.inputs, inA); !s)
+      return Status::error(a + ": " + s.message());
+    // The candidate's inputs: the reference's values matched by name (it may
+    // order them differently).
+    inB.resize(gb.inputs().size());
+    for (size_t j = 0; j < gb.inputs().size(); ++j)
+      for (size_t k = 0; k < ga.inputs().size() && k < inA.size(); ++k)
+        if (ga.input(k)->name() == gb.input(j)->name() && !gb.input(j)->isInitializer())
+          inB[j] = inA[k];
+    if (rt::Status s = runA.run(ga, inA, outA); !s.ok())
+      return Status::error(a + ": " + s.message());
+    if (rt::Status s = runB.run(gb, inB, outB); !s.ok())
+      return Status::error(b + ": " + s.message());
+    for (size_t i = 0; i < outA.size(); ++i) {
+      rt::Comparison c = rt::compareValues(outB[i], outA[i], options.rtol, options.atol);
+      OutputComparison &o = report.outputs[i];
+      o.maxAbsDiff = std::max(o.maxAbsDiff, c.maxAbsDiff);
+      o.maxRelDiff = std::max(o.maxRelDiff, c.maxRelDiff);
+      if (!c.ok) {
+        o.mismatches += std::max<int64_t>(c.mismatches, 1);
+        if (o.firstMismatch.empty())
+          o.firstMismatch = "sample " + std::to_string(sample) + ": " + c.message;
+      }
+    }
+  }
+  return report;
+}
+
+} // namespace onnxslim

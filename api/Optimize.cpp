@@ -1,0 +1,290 @@
+//===- api/Optimize.cpp - optimize(): the command line's job as a function ===//
+//
+// optimize() is what `onnxslim IN OUT` does between reading and writing:
+//
+//   1. the pipeline text: the user's (run once) or the target's default one
+//      (run to a fixed point), with the options applied to it (no
+//      infer-shapes without shape inference, fold-constants' size limit,
+//      skipped passes), parsed before the model is touched;
+//   2. the input's IR invariants and its validity against the ONNX spec (an
+//      invalid model is refused unless allowInvalid);
+//   3. input shapes pinned, the model check set up (by default when the
+//      model is small enough and runs in the interpreter);
+//   4. the passes (transforms/PassManager.h), then, for the default pipeline,
+//      the inferred types recorded as value_info;
+//   5. the result validated again (a valid input must give a valid output).
+//
+// Nothing is printed unless OptimizeOptions::log is set: warnings, timings
+// and statistics are in the report.
+//
+//===----------------------------------------------------------------------===//
+#include "onnxslim/onnxslim.h"
+
+#include "ir/Validate.h"
+#include "ir/Verifier.h"
+#include "transforms/ModelCheck.h"
+#include "transforms/PassManager.h"
+#include "transforms/Passes.h"
+#include "transforms/ShapeInferencePass.h"
+
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+
+namespace onnxslim {
+
+namespace {
+
+const PassRegistry &builtinRegistry() {
+  static const PassRegistry registry = PassRegistry::withBuiltinPasses();
+  return registry;
+}
+
+/// Given pipeline text, Result: its top-level entries ("a", "b{k=v}"),
+/// splitting at commas outside braces.
+std::vector<std::string> pipelineEntries(const std::string &text) {
+  std::vector<std::string> items;
+  if (text.empty())
+    return items;
+  size_t depth = 0, start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || (text[i] == ',' && depth == 0)) {
+      items.push_back(text.substr(start, i - start));
+      start = i + 1;
+    } else if (text[i] == '{') {
+      ++depth;
+    } else if (text[i] == '}' && depth) {
+      --depth;
+    }
+  }
+  return items;
+}
+
+std::string passNameOf(const std::string &entry) {
+  size_t b = entry.find_first_not_of(" \t");
+  std::string name = entry.substr(b == std::string::npos ? entry.size() : b);
+  name = name.substr(0, name.find('{'));
+  while (!name.empty() && (name.back() == ' ' || name.back() == '\t'))
+    name.pop_back();
+  return name;
+}
+
+/// The pipeline text to run, with the options applied; error for an unknown
+/// target, skipped pass or a runtime-specific pass without its target.
+Result<std::string> pipelineFor(const OptimizeOptions &options, const PassRegistry &registry) {
+  if (!isKnownTarget(options.target))
+    return Status::error("unknown target '" + options.target + "' (onnx, onnxruntime)");
+  for (const std::string &skip : options.skipPasses)
+    if (!registry.lookup(skip))
+      return Status::error("cannot skip pass '" + skip + "': there is no such pass (see --list-passes)");
+  bool given = options.pipeline.has_value();
+  std::string text = given ? *options.pipeline : targetPipeline(options.target);
+  std::string out;
+  for (std::string &item : pipelineEntries(text)) {
+    std::string name = passNameOf(item);
+    if (std::find(options.skipPasses.begin(), options.skipPasses.end(), name) != options.skipPasses.end())
+      continue;
+    if (name == "infer-shapes" && !options.shapeInference && !given)
+      continue;
+    if (name == "fold-constants" && options.foldSizeLimit && item.find('{') == std::string::npos)
+      item += "{size-limit=" + std::to_string(*options.foldSizeLimit) + "}";
+    std::string_view needed = requiredTarget(name);
+    if (!needed.empty() && needed != options.target)
+      return Status::error("pass '" + name + "' emits " + std::string(needed) + "-specific ops and needs --target=" +
+                           std::string(needed));
+    out += (out.empty() ? "" : ",") + item;
+  }
+  return out;
+}
+
+Result<std::map<std::string, Shape>> inputShapesFor(const OptimizeOptions &options) {
+  std::map<std::string, Shape> shapes;
+  for (const std::string &flag : options.inputShapes) {
+    std::string name, error;
+    Shape shape;
+    if (!parseInputShapeFlag(flag, name, shape, error))
+      return Status::error("--input-shapes: " + error);
+    shapes[name] = std::move(shape);
+  }
+  return shapes;
+}
+
+PassManagerOptions passManagerOptions(const OptimizeOptions &options, std::ostream &log) {
+  PassManagerOptions pm;
+  pm.printIRBefore = options.printIRBefore;
+  pm.printIRAfter = options.printIRAfter;
+  pm.printIRBeforeAll = options.printIRBeforeAll;
+  pm.printIRAfterAll = options.printIRAfterAll;
+  pm.printIRAfterChange = options.printIRAfterChange;
+  pm.printLargeConstants = options.printLargeConstants;
+  pm.verifyEach = options.verifyEach;
+  pm.debugOnly = options.debugOnly;
+  pm.modelCheck = options.modelCheck == ModelCheckMode::Require;
+  pm.modelCheckEach = options.modelCheck == ModelCheckMode::EachPass;
+  pm.log = &log;
+  return pm;
+}
+
+std::vector<std::string> problemsOf(const Model &model, const std::string &file, bool forWriting,
+                                    size_t maxDiagnostics) {
+  ValidateOptions vo;
+  vo.file = file;
+  vo.forWriting = forWriting;
+  vo.maxDiagnostics = maxDiagnostics;
+  return validate(model, vo);
+}
+
+/// A stream that drops everything (the log when the caller gave none).
+std::ostream &nullStream() {
+  static thread_local std::ostream sink(nullptr);
+  sink.clear();
+  return sink;
+}
+
+void fillPassReports(const PassManager &pm, OptimizeReport &report) {
+  std::vector<std::string> seen;
+  for (const PassManager::EntryTiming &t : pm.timings()) {
+    PassReport p;
+    p.pass = t.pass;
+    p.seconds = t.seconds;
+    p.runs = t.runs;
+    // Counters are per pass name: a pass listed twice shows them once.
+    if (std::find(seen.begin(), seen.end(), t.pass) == seen.end()) {
+      seen.push_back(t.pass);
+      for (const PassStatistics &ps : pm.context().statistics())
+        if (ps.pass == t.pass)
+          for (const StatisticCounter &c : ps.counters)
+            p.counters.emplace_back(c.name, c.value);
+    }
+    report.passes.push_back(std::move(p));
+  }
+  std::ostringstream stats, timing;
+  pm.printStatistics(stats);
+  pm.printTiming(timing);
+  report.statisticsText = stats.str();
+  report.timingText = timing.str();
+}
+
+} // namespace
+
+std::string defaultPipelineFor(std::string_view target) { return targetPipeline(target); }
+
+Status checkOptions(const OptimizeOptions &options) {
+  const PassRegistry &registry = options.registry ? *options.registry : builtinRegistry();
+  Result<std::string> pipeline = pipelineFor(options, registry);
+  if (!pipeline)
+    return pipeline.status();
+  PassManager pm(registry, passManagerOptions(options, nullStream()));
+  std::string error;
+  if (!pm.parsePipeline(*pipeline, error))
+    return Status::error(error);
+  Result<std::map<std::string, Shape>> shapes = inputShapesFor(options);
+  return shapes ? Status() : shapes.status();
+}
+
+OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  OptimizeReport report;
+  const std::string &name = options.modelName;
+  auto finish = [&](Status status) -> OptimizeReport & {
+    report.status = std::move(status);
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return report;
+  };
+
+  // 1. The pipeline and the options, before the model is touched.
+  const PassRegistry &registry = options.registry ? *options.registry : builtinRegistry();
+  Result<std::string> pipeline = pipelineFor(options, registry);
+  if (!pipeline)
+    return finish(pipeline.status());
+  std::ostream &log = options.log ? *options.log : nullStream();
+  PassManager pm(registry, passManagerOptions(options, log));
+  std::string error;
+  if (!pm.parsePipeline(*pipeline, error))
+    return finish(Status::error(error));
+  report.pipeline = pm.pipelineText();
+  bool given = options.pipeline.has_value();
+  pm.setMaxRounds(given ? 1 : options.maxRounds);
+  Result<std::map<std::string, Shape>> shapes = inputShapesFor(options);
+  if (!shapes)
+    return finish(shapes.status());
+  bool autoCheck = !given && options.modelCheck == ModelCheckMode::Auto;
+  if (autoCheck || options.modelCheck == ModelCheckMode::Require || options.modelCheck == ModelCheckMode::EachPass) {
+    ModelCheckOptions check;
+    check.dims = options.checkDims;
+    check.specFile = options.checkSpecFile;
+    check.specModel = options.checkSpecModel;
+    // Dims the user did not size are tried at 32, 64, 512 and then 1 (the
+    // leading, batch dim stays 1): a 1x1 image exercises little and a
+    // pooling window may not fit it. The report says which were used.
+    check.preferredDims = {32, 64, 512};
+    pm.setOutputChecker(createRuntimeOutputChecker(check));
+  }
+
+  // 2. The input: IR invariants, then the ONNX spec.
+  if (std::vector<std::string> broken = verify(model, 1); !broken.empty())
+    return finish(Status::error(name + ": invalid model: " + broken.front()));
+  report.inputProblems = problemsOf(model, name, /*forWriting=*/false, 100);
+  report.inputValid = report.inputProblems.empty();
+  if (!report.inputValid) {
+    std::string more = report.inputProblems.size() > 1
+                           ? "; " + std::to_string(report.inputProblems.size() - 1) + " more problem(s)"
+                           : "";
+    if (!options.allowInvalid)
+      return finish(Status::error(report.inputProblems.front() + " [invalid model" + more + "]"));
+    report.warnings.push_back(report.inputProblems.front() + " [invalid model, optimized anyway" + more +
+                              "; the output is not validated]");
+  } else if (options.verifyEach) {
+    // The run's error already names the file.
+    pm.setValidateEach([](const Model &m) { return problemsOf(m, "", /*forWriting=*/true, 1); });
+  }
+  report.before = countModel(model);
+
+  // 3. Input shapes and the model check.
+  if (!applyInputShapes(model, *shapes, error))
+    return finish(Status::error(name + ": " + error));
+  if (autoCheck) {
+    // The default check runs when it is cheap and possible; otherwise it says why not.
+    report.modelCheckSkipped = modelCheckUnsupportedReason(model, options.modelCheckBudget);
+    pm.setModelCheck(report.modelCheckSkipped.empty(), /*bestEffort=*/true);
+  }
+
+  // 4. The passes. The default pipeline ends by recording the inferred types
+  // as value_info (a given pipeline names infer-shapes{value-info=true}
+  // where wanted); types known only in memory are dropped so that text and
+  // binary output agree.
+  bool ok = pm.run(model, error);
+  if (ok && !given) {
+    if (options.shapeInference)
+      inferAndRecordValueInfo(model);
+    dropUnrecordedTypes(model);
+  }
+  const PassManagerReport &run = pm.report();
+  report.rounds = run.rounds;
+  report.converged = run.converged;
+  report.changed = run.changed;
+  report.rolledBack = run.rolledBack;
+  report.modelChecked = run.modelChecked;
+  if (run.modelChecked)
+    report.check = CheckReport{run.checkFigures.outputs, run.checkFigures.maxAbsDiff, run.checkFigures.maxRelDiff,
+                               run.checkFigures.seconds, run.checkFigures.dims};
+  if (report.modelCheckSkipped.empty() && autoCheck)
+    report.modelCheckSkipped = run.modelCheckSkipped;
+  for (const std::string &w : pm.context().warnings())
+    report.warnings.push_back(w);
+  fillPassReports(pm, report);
+  if (!ok)
+    return finish(Status::error(name + ": " + error));
+
+  // 5. A valid input must give a valid output: anything else is a pass bug.
+  if (report.inputValid) {
+    std::vector<std::string> problems = problemsOf(model, "", /*forWriting=*/true, 100);
+    if (!problems.empty())
+      return finish(Status::error(name + ": the optimized model is invalid (a bug in a pass; --verify-each names it), " +
+                                  "nothing written: " + problems.front()));
+  }
+  report.after = countModel(model);
+  return finish(Status());
+}
+
+} // namespace onnxslim

@@ -1,0 +1,393 @@
+//===- onnxslim/onnxslim.h - The onnxslim library ---------------*- C++ -*-===//
+//
+// What the command line does, as functions: read a model (binary ONNX or
+// ONNX textual syntax, from a path or from bytes), optimize it with the
+// default pipeline or a pipeline of your own, compare two models' outputs,
+// run a model in the interpreter, and write it back (atomically, external
+// data as the command line does).
+//
+//   #include <onnxslim/onnxslim.h>
+//
+//   onnxslim::Result<std::unique_ptr<onnxslim::Model>> model = onnxslim::load("in.onnx");
+//   if (!model) { report(model.error()); return; }
+//   onnxslim::OptimizeReport report = onnxslim::optimize(**model);
+//   if (!report.status) { report(report.status.message()); return; }
+//   onnxslim::Status saved = onnxslim::save(**model, "out.onnx");
+//
+// optimize() with default options gives exactly the model `onnxslim IN OUT`
+// writes (the command line is built on this function). Nothing here exits,
+// throws for a bad model, or prints: every failure is a value whose message
+// is one line naming the file and, where there is one, the node and op.
+//
+// The model is the IR (onnxslim/ir/IR.h); compilers that add passes of their
+// own register them in a PassRegistry (onnxslim/passes.h) and name them in
+// OptimizeOptions::pipeline. docs/API.md documents all of it.
+//
+// Only the standard library and the IR headers are included: nothing of
+// protobuf, xtensor or xsimd.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+#include "ir/Tensor.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace onnxslim {
+
+class PassRegistry;
+
+/// The library's version, "MAJOR.MINOR.PATCH" (the tool's --version too).
+std::string_view version();
+
+//===----------------------------------------------------------------------===//
+// Errors as values
+//===----------------------------------------------------------------------===//
+
+/// Success, or a one-line message saying what failed (file, node, op).
+class Status {
+public:
+  /// Success.
+  Status() = default;
+  /// Given a message, Result: a failure carrying it.
+  static Status error(std::string message) {
+    Status s;
+    s.message_ = message.empty() ? "unknown error" : std::move(message);
+    return s;
+  }
+  bool ok() const { return message_.empty(); }
+  explicit operator bool() const { return ok(); }
+  /// The failure's message ("" on success).
+  const std::string &message() const { return message_; }
+
+private:
+  std::string message_;
+};
+
+/// A value, or the Status saying why there is none.
+template <typename T> class Result {
+public:
+  Result(T value) : value_(std::move(value)) {}
+  Result(Status failure) : status_(std::move(failure)) {
+    if (status_.ok())
+      status_ = Status::error("a Result made from a successful Status holds no value");
+  }
+  bool ok() const { return value_.has_value(); }
+  explicit operator bool() const { return ok(); }
+  const Status &status() const { return status_; }
+  /// The failure's message ("" on success).
+  const std::string &error() const { return status_.message(); }
+  /// The value; only when ok().
+  T &value() { return *value_; }
+  const T &value() const { return *value_; }
+  T &operator*() { return *value_; }
+  const T &operator*() const { return *value_; }
+  T *operator->() { return &*value_; }
+  const T *operator->() const { return &*value_; }
+
+private:
+  std::optional<T> value_;
+  Status status_;
+};
+
+//===----------------------------------------------------------------------===//
+// Reading and writing models
+//===----------------------------------------------------------------------===//
+
+enum class ModelFormat {
+  Auto,   ///< Reading: sniffed (text starts with '<' or is named *.txt / *.onnxtxt).
+          ///< Writing: text for *.txt / *.onnxtxt, else binary.
+  Binary, ///< ONNX protobuf (ModelProto).
+  Text,   ///< ONNX textual syntax (docs/TextFormat.md).
+};
+
+struct ReadOptions {
+  ModelFormat format = ModelFormat::Auto;
+  /// Map the files named by external_data entries. When false such tensors
+  /// have no bytes: the model can be inspected but not saved or run.
+  bool loadExternalData = true;
+  /// loadFromBytes(): the name errors start with, and the directory that
+  /// external_data locations are relative to.
+  std::string name = "<bytes>";
+  std::string baseDir = ".";
+  /// Check the IR's invariants and the model against the ONNX spec after
+  /// reading; a model that fails is refused (the message names the first
+  /// problem). optimize() checks anyway; this is for load-and-inspect.
+  bool validate = false;
+};
+
+/// Given a path, Execute: reads the model (its external data mapped, not
+/// copied), Result: the model, or why not.
+Result<std::unique_ptr<Model>> load(const std::string &path, const ReadOptions &options = {});
+/// Given the bytes of a model (binary or text), Execute: reads it, Result:
+/// the model, or why not. Tensors view `bytes`, which the model keeps.
+Result<std::unique_ptr<Model>> loadFromBytes(std::string bytes, const ReadOptions &options = {});
+
+struct WriteOptions {
+  ModelFormat format = ModelFormat::Auto;
+  /// Binary only: tensors of `externalDataThreshold` bytes and more go to an
+  /// external data file beside the output (`externalDataFile`, default
+  /// "<output file name>.data"). A model over protobuf's 2 GB limit is
+  /// written that way even when this is false (onNote says so).
+  bool externalData = false;
+  size_t externalDataThreshold = 1024;
+  std::string externalDataFile;
+  /// Text only: print every constant in full, so that the text reads back
+  /// to the same model (false elides large ones: for reading, not loading).
+  bool printLargeConstants = true;
+  /// Validate the model against the ONNX spec first and refuse an invalid
+  /// one (nothing written).
+  bool validate = false;
+  /// Receives notes such as the automatic switch to external data.
+  std::function<void(const std::string &)> onNote;
+};
+
+/// Given a model and a path, Execute: writes it atomically (a temporary file
+/// renamed over `path`; a symlink's target is replaced, /dev/null written
+/// through, directories and devices refused), Result: success or why not.
+Status save(const Model &model, const std::string &path, const WriteOptions &options = {});
+/// Given a model, Result: its bytes in `options.format` (Auto: binary).
+/// External data cannot go to bytes: that is an error.
+Result<std::string> saveToBytes(const Model &model, const WriteOptions &options = {});
+
+//===----------------------------------------------------------------------===//
+// Optimizing
+//===----------------------------------------------------------------------===//
+
+/// Counts of one model (subgraphs included, except initializers: main graph).
+struct ModelCounts {
+  size_t nodes = 0;
+  size_t initializers = 0;
+  /// Bytes of initializer and Constant-node tensors.
+  size_t constantBytes = 0;
+  /// Nodes per op type: "Conv", or "domain.Op" outside the default domain.
+  std::map<std::string, size_t> opCounts;
+};
+
+/// Given a model, Result: its counts.
+ModelCounts countModel(const Model &model);
+
+enum class ModelCheckMode {
+  /// The default pipeline compares outputs when the model's constants fit
+  /// in 256 MiB and every op has a deterministic kernel, and says why not
+  /// otherwise (OptimizeReport::modelCheckSkipped); a given pipeline does not.
+  Auto,
+  /// Always compare; a model that cannot run is an error.
+  Require,
+  /// Never compare.
+  Off,
+  /// Compare after every pass that changed the model and roll back one that
+  /// changed the outputs (it is reported and not run again).
+  EachPass,
+};
+
+struct OptimizeOptions {
+  /// What messages call the model (its path, for the command line).
+  std::string modelName = "<model>";
+  /// Pipeline text ("eliminate-identity-ops,fold-constants{size-limit=0}"),
+  /// run once; "" runs no pass. Unset: the default pipeline for `target`,
+  /// run to a fixed point (at most `maxRounds` rounds).
+  std::optional<std::string> pipeline;
+  unsigned maxRounds = 10; ///< PassManager::kDefaultMaxRounds
+  /// "onnx" (standard ops only) or "onnxruntime" (also ONNX Runtime
+  /// contrib-op fusions, which its pipeline adds and its passes need).
+  std::string target = "onnx";
+  /// Passes to leave out of the pipeline (each must be a registered pass).
+  std::vector<std::string> skipPasses;
+  /// Main-graph input shapes to pin before inference: "NAME:1,3,224,224"
+  /// (each dim a number, a symbol name or '?').
+  std::vector<std::string> inputShapes;
+  /// Largest folded constant, in bytes, unless it is no larger than its
+  /// inputs; unset: fold-constants' default (1 MiB).
+  std::optional<uint64_t> foldSizeLimit;
+  /// Default pipeline only: run shape inference and record the inferred
+  /// types as value_info (false: neither).
+  bool shapeInference = true;
+  /// Optimize a model that fails validation (its output is not validated).
+  bool allowInvalid = false;
+
+  ModelCheckMode modelCheck = ModelCheckMode::Auto;
+  /// Sizes of symbolic input dims for the model check (others: tried at 32,
+  /// 64, 512, then 1; a leading batch dim stays 1).
+  std::map<std::string, int64_t> checkDims;
+  /// Input shapes/dtypes/ranges for the check from a models.json-style file
+  /// and the name of the entry in it ("" for none).
+  std::string checkSpecFile;
+  std::string checkSpecModel;
+  /// Constant bytes up to which ModelCheckMode::Auto checks.
+  uint64_t modelCheckBudget = uint64_t{256} << 20;
+
+  /// Where pass names in `pipeline` are looked up; null: the built-in passes.
+  /// Must outlive the call.
+  const PassRegistry *registry = nullptr;
+
+  //===--- Instrumentation (what --print-ir-*, --debug-only print) ------===//
+  /// Where IR dumps, debug lines and warnings go; null: nowhere (warnings
+  /// are in the report either way).
+  std::ostream *log = nullptr;
+  std::vector<std::string> printIRBefore;
+  std::vector<std::string> printIRAfter;
+  bool printIRBeforeAll = false;
+  bool printIRAfterAll = false;
+  bool printIRAfterChange = false;
+  bool printLargeConstants = false;
+  /// Verify the IR (and, for a valid input, the ONNX spec) after every pass.
+  bool verifyEach = false;
+  /// Pass or pattern names whose debug lines go to `log` ("all").
+  std::vector<std::string> debugOnly;
+};
+
+/// One pipeline entry's statistics and time.
+struct PassReport {
+  std::string pass;
+  /// Counter name and value, in the order the pass first touched them.
+  std::vector<std::pair<std::string, uint64_t>> counters;
+  double seconds = 0;
+  unsigned runs = 0;
+};
+
+/// What the model check measured.
+struct CheckReport {
+  size_t outputs = 0;
+  double maxAbsDiff = 0;
+  double maxRelDiff = 0;
+  double seconds = 0;
+  /// The symbolic dims the inputs had ("batch=1, seq=32"; "" if none).
+  std::string dims;
+};
+
+struct OptimizeReport {
+  /// Success, or why nothing should be written.
+  Status status;
+  /// Whether the input passed validation (an invalid input is optimized
+  /// only with allowInvalid, and its output is not validated), and every
+  /// problem found (at most 100).
+  bool inputValid = false;
+  std::vector<std::string> inputProblems;
+  ModelCounts before;
+  ModelCounts after;
+  /// The pipeline that ran, as text.
+  std::string pipeline;
+  unsigned rounds = 0;
+  bool converged = true;
+  bool changed = false;
+  /// Statistics and time of every pipeline entry, in pipeline order.
+  std::vector<PassReport> passes;
+  /// Whether the outputs were compared, and what was found.
+  bool modelChecked = false;
+  CheckReport check;
+  /// Why an Auto model check did not run ("" when it ran or was off).
+  std::string modelCheckSkipped;
+  /// "pass: reason" for every pass rolled back (ModelCheckMode::EachPass).
+  std::vector<std::string> rolledBack;
+  /// Warnings of the passes and of the input's validation.
+  std::vector<std::string> warnings;
+  /// The statistics and timing reports as `onnxslim --stats --timing` prints them.
+  std::string statisticsText;
+  std::string timingText;
+  double seconds = 0;
+};
+
+/// Given a model and options, Execute: validates it, optimizes it in place
+/// and validates the result, Result: the report. When status is not ok the
+/// model may be half-optimized and must not be written.
+OptimizeReport optimize(Model &model, const OptimizeOptions &options = {});
+
+/// Given options, Result: the error optimize() would give for them alone
+/// (unknown pass or target, bad pass option, malformed input shape), so
+/// that a caller can fail before reading a large model.
+Status checkOptions(const OptimizeOptions &options);
+
+/// The default pipeline's text for a target ("onnx", "onnxruntime").
+std::string defaultPipelineFor(std::string_view target = "onnx");
+
+//===----------------------------------------------------------------------===//
+// Running models in the interpreter
+//===----------------------------------------------------------------------===//
+
+/// A graph input or output: a tensor, a sequence of tensors or an optional.
+struct RunValue {
+  enum class Kind { None, Tensor, Sequence, Optional };
+  Kind kind = Kind::None;
+  TensorPtr tensor;                       ///< Kind::Tensor
+  std::vector<TensorPtr> sequence;        ///< Kind::Sequence
+  std::shared_ptr<const RunValue> optional; ///< Kind::Optional (null: empty)
+
+  static RunValue fromTensor(TensorPtr t) {
+    RunValue v;
+    v.kind = Kind::Tensor;
+    v.tensor = std::move(t);
+    return v;
+  }
+};
+
+struct RunConfig {
+  /// Inputs not given are made from this seed: floats uniform in [-1, 1),
+  /// integers in [0, 9], shaped by the declared type.
+  uint64_t seed = 0;
+  /// Sizes of symbolic input dims (others: 1).
+  std::map<std::string, int64_t> dims;
+  /// Input shapes/dtypes/ranges from a models.json-style file, and the
+  /// name of the entry in it ("" for none).
+  std::string specFile;
+  std::string specModel;
+};
+
+/// Given a model and inputs by name (the rest seeded), Execute: runs the
+/// main graph, Result: the outputs by name, in graph order, or why not.
+Result<std::vector<std::pair<std::string, RunValue>>>
+run(const Model &model, const std::map<std::string, RunValue> &inputs = {}, const RunConfig &config = {});
+
+struct VerifyOptions {
+  /// Samples of seeded inputs (seeds seed, seed+1, ...).
+  int samples = 1;
+  uint64_t seed = 0;
+  std::map<std::string, int64_t> dims;
+  std::string specFile; ///< as RunConfig::specFile
+  std::string specModel;
+  /// What messages call the two models.
+  std::string referenceName = "the reference";
+  std::string candidateName = "the candidate";
+  /// An element matches when |candidate - reference| <= atol + rtol * |reference|.
+  double rtol = 1e-4;
+  double atol = 1e-5;
+  /// Inputs to use instead of seeded ones, by name.
+  std::map<std::string, RunValue> inputs;
+};
+
+/// One output's comparison over every sample.
+struct OutputComparison {
+  std::string name;
+  double maxAbsDiff = 0;
+  double maxRelDiff = 0;
+  /// Elements out of tolerance (or 1 for a shape/type mismatch), and the first.
+  int64_t mismatches = 0;
+  std::string firstMismatch;
+};
+
+struct VerifyReport {
+  std::vector<OutputComparison> outputs;
+  bool equivalent() const {
+    for (const OutputComparison &o : outputs)
+      if (o.mismatches)
+        return false;
+    return true;
+  }
+};
+
+/// Given a reference and a candidate with the same interface, Execute: runs
+/// both on the same inputs, Result: per-output differences, or why they
+/// could not be compared (interfaces differ, a model does not run).
+Result<VerifyReport> verify(const Model &reference, const Model &candidate, const VerifyOptions &options = {});
+
+} // namespace onnxslim
