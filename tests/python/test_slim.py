@@ -257,6 +257,29 @@ class GilTest(unittest.TestCase):
         self.assertLess(longest, spans[0] / 2,
                         f"the main thread stalled {longest:.3f} s of slim()'s {spans[0]:.3f} s: the GIL was held")
 
+    def test_threads_in_parallel_give_the_serial_results(self):
+        # With the GIL released, calls run at the same time: each must still
+        # give what it gives alone.
+        models = [real_model(n) for n in ("hello_deepa", "ppocr_cls", "vad_legacy", "face_front")]
+        serial = [onnxslim.slim(m).SerializeToString() for m in models]
+        results = [None] * len(models)
+        errors = []
+
+        def work(i):
+            try:
+                results[i] = onnxslim.slim(models[i]).SerializeToString()
+            except Exception as e:  # reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(len(models))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        for model, a, b in zip(models, serial, results):
+            self.assertTrue(a == b, f"{model}: another result when run alongside other calls")
+
 
 if __name__ == "__main__":
     unittest.main()
