@@ -10,7 +10,11 @@ Python call may not be slower than the command line by 5 % or more AND by
 caches on every run, which the Python call pays once, so the Python call is
 usually faster; the column "binding ms" is therefore also shown and ruled
 the same way: the Python call's wall time minus the library's own time
-inside it (read, optimize, write, as the report measures it).
+inside it (read, optimize, write, as the report measures it), which is
+exactly what the binding adds. A model slower than a second gets fewer
+timed runs (the whole run stays near a minute); with fewer than 3 its
+command-line comparison is noise on a shared machine and is shown, not
+ruled (its binding ms still is).
 
 The ModelProto round trip (SerializeToString, slim(), ModelProto parsed back)
 is measured separately and only reported: it copies the model through
@@ -60,7 +64,8 @@ def main():
         names = args.models or [m["name"] for m in json.load(f)["models"]]
 
     print(f"onnxslim {onnxslim.__version__}: {cli} vs onnxslim.slim() in {sys.executable}, median of {args.runs}")
-    print(f"rule: the Python call may not add >= {MAX_PERCENT:g} % and >= {MAX_MS:g} ms over the command line")
+    print(f"rule: the binding may not add >= {MAX_PERCENT:g} % and >= {MAX_MS:g} ms: python ms against cli ms "
+          f"(models timed 3+ times), binding ms against the library's own time (every model)")
     print(f"{'model':<12} {'cli ms':>9} {'python ms':>10} {'added ms':>9} {'added %':>8} {'binding ms':>10} "
           f"{'runs':>5}   {'proto ms':>9} {'proto +ms':>9}")
     broken = []
@@ -114,10 +119,15 @@ def main():
                 proto_ms = statistics.median(proto_times) * 1e3
                 proto_text = f"{proto_ms:.1f}", f"{proto_ms - py_ms:+.1f}"
             flag = ""
-            if (added >= MAX_MS and percent >= MAX_PERCENT) or (binding_ms >= MAX_MS and
-                                                                binding_percent >= MAX_PERCENT):
+            if binding_ms >= MAX_MS and binding_percent >= MAX_PERCENT:
                 broken.append(name)
-                flag = "  <- over the limit"
+                flag = "  <- the binding is over the limit"
+            elif added >= MAX_MS and percent >= MAX_PERCENT:
+                if runs >= 3:
+                    broken.append(name)
+                    flag = "  <- over the limit against the command line"
+                else:
+                    flag = f"  (over, but {runs} run(s): not ruled)"
             print(f"{name:<12} {cli_ms:9.1f} {py_ms:10.1f} {added:+9.1f} {percent:+7.1f}% {binding_ms:10.2f} "
                   f"{runs:5d}   {proto_text[0]:>9} {proto_text[1]:>9}{flag}", flush=True)
     print("(binding ms: the Python call's wall time minus the library's time inside it; proto: onnx.ModelProto\n"
