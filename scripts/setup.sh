@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything onnxslim needs to build and test on Debian 12:
-# the Debian packages below (only the missing ones) and the ONNX Runtime
+# the Debian packages below (only the missing ones; pybind11-dev, python3-dev
+# and python3-onnx are for the Python module and its tests) and the ONNX Runtime
 # oracle from the npm registry (tools/oracle/node_modules, git-ignored).
 #
 # Idempotent: a second run only checks (dpkg -s) and returns quickly.
@@ -22,6 +23,7 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev
   libonnx-testdata
   libcli11-dev libxxhash-dev nlohmann-json3-dev
+  pybind11-dev python3-dev python3-onnx
 )
 # Node.js may come from elsewhere (e.g. a newer upstream build that bundles
 # npm); take Debian's only when there is none.

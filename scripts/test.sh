@@ -4,7 +4,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"
-"$root/scripts/build.sh"
+# The Python module and its tests too, for Debian's interpreter (python/).
+"$root/scripts/build.sh" -DONNXSLIM_PYTHON=ON -DPython3_EXECUTABLE=/usr/bin/python3
 "$root/scripts/fetch-models.sh"
 cd "${ONNXSLIM_BUILD_DIR:-$root/build}"
 ctest --output-on-failure --timeout 1800 -j"$(nproc)"

@@ -1,0 +1,272 @@
+"""onnxslim: an optimizing compiler for ONNX models, from Python.
+
+    import onnxslim
+    onnxslim.slim("in.onnx", "out.onnx")        # path in, path out (returns None)
+    optimized = onnxslim.slim(model_proto)       # onnx.ModelProto in, ModelProto out
+
+slim() takes the arguments of OnnxSlim's slim() that this compiler has a
+meaning for (model_check, input_shapes, no_shape_infer, no_constant_folding,
+skip_fusion_patterns, save_as_external_data) and a few of its own (target,
+passes, fold_size_limit, allow_invalid, dims). The work is done by the C++
+library (the same function the `onnxslim` command line calls, so the same
+input gives byte-identical output) with the GIL released.
+
+A path goes straight to the C++ loader (models past protobuf's 2 GB limit
+work that way); a ModelProto (any object with SerializeToString) or bytes
+are passed as bytes. The module does not need the `onnx` package: without it
+a model given by path or bytes comes back as bytes.
+
+Errors raise OnnxSlimError (a RuntimeError) whose message names the file and,
+where there is one, the node and op; bad arguments raise ValueError or
+TypeError before the model is read.
+"""
+
+import os
+import warnings
+
+from ._onnxslim import OnnxSlimError
+from ._onnxslim import default_pipeline as _default_pipeline
+from ._onnxslim import slim_model as _slim_model
+from ._onnxslim import version as _version
+
+OnnxSlimError.__module__ = __name__
+
+__version__ = _version()
+
+__all__ = ["slim", "optimize", "OnnxSlimError", "OnnxSlimWarning", "version", "default_pipeline",
+           "FUSION_PATTERNS", "__version__"]
+
+
+class OnnxSlimWarning(UserWarning):
+    """A pass's warning (a node it could not fold, an input problem tolerated)."""
+
+
+def version():
+    """The library's version, "MAJOR.MINOR.PATCH" (the command line's --version)."""
+    return _version()
+
+
+def default_pipeline(target="onnx"):
+    """The default pipeline's text for a target ("onnx" or "onnxruntime")."""
+    return _default_pipeline(target)
+
+
+# skip_fusion_patterns: OnnxSlim's pattern names mapped to the pass that does
+# the same fusion here. Where our pass covers more (fuse-conv-batchnorm also
+# folds BatchNormalization into ConvTranspose, Gemm and MatMul; fuse-pad-conv
+# also merges Pads into pools), skipping the pattern skips the whole pass:
+# nothing the user asked to leave alone is fused. Patterns with no
+# counterpart here are not listed and are refused, as are unknown names.
+_ONNXSLIM_PATTERNS = {
+    "FusionConvBN": "fuse-conv-batchnorm",
+    "FusionConvTransposeBN": "fuse-conv-batchnorm",
+    "FusionConvAdd": "fuse-conv-add",
+    "FusionConvMul": "fuse-conv-mul",
+    "FusionPadConv": "fuse-pad-conv",
+    "FusionGemm": "fuse-matmul-add",
+    "FusionGelu": "fuse-gelu",
+}
+_FUSION_PASSES = ("fuse-pad-conv", "fuse-conv-batchnorm", "fuse-conv-mul", "fuse-conv-add",
+                  "fuse-matmul-add", "fuse-layernorm", "fuse-gelu", "fuse-conv-relu")
+
+#: Every name skip_fusion_patterns accepts, and the pass it skips.
+FUSION_PATTERNS = dict({p: p for p in _FUSION_PASSES}, **_ONNXSLIM_PATTERNS)
+
+# OnnxSlim's arguments this compiler has no meaning for yet.
+_NOT_IMPLEMENTED = {
+    "inputs": "inputs (changing the graph's inputs) is not supported: the onnxslim command line has no graph "
+              "surgery yet",
+    "outputs": "outputs (choosing the graph's outputs) is not supported: the onnxslim command line has no graph "
+               "surgery yet",
+    "dtype": "dtype (converting the model to fp16/fp32) is not supported",
+    "model_check_inputs": "model_check_inputs is not supported: size symbolic dims with dims={'batch': 4}",
+    "inspect": "inspect is not supported: `onnxslim dump MODEL` prints the model",
+    "dump_to_disk": "dump_to_disk is not supported",
+    "skip_optimizations": "skip_optimizations is not supported: use passes= or skip_fusion_patterns=",
+    "size_threshold": "size_threshold is not supported: fold_size_limit= bounds folded constants",
+}
+
+
+def _as_list(value, name):
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(f"{name}: expected a string or a list of strings, not {type(value).__name__}") from None
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(f"{name}: expected strings, not {type(item).__name__}")
+    return items
+
+
+def _skip_passes(skip_fusion_patterns, no_constant_folding):
+    skip = ["fold-constants"] if no_constant_folding else []
+    for name in _as_list(skip_fusion_patterns, "skip_fusion_patterns"):
+        if name not in FUSION_PATTERNS:
+            raise ValueError(f"skip_fusion_patterns: unknown pattern '{name}' (known: "
+                             f"{', '.join(sorted(FUSION_PATTERNS))})")
+        if FUSION_PATTERNS[name] not in skip:
+            skip.append(FUSION_PATTERNS[name])
+    return skip
+
+
+def _model_check_mode(model_check):
+    if model_check is None:
+        return "auto"  # checked when cheap and possible; the report says why not otherwise
+    if model_check is True:
+        return "require"
+    if model_check is False:
+        return "off"
+    if isinstance(model_check, str) and model_check in ("auto", "require", "off", "each-pass"):
+        return model_check
+    raise ValueError(f"model_check: expected None, True, False or one of 'auto', 'require', 'off', 'each-pass', "
+                     f"not {model_check!r}")
+
+
+def _source(model):
+    """(what the extension reads: a str path or bytes, the name errors use, a parser for the result or None)."""
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        return path, path, None
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return bytes(model), "<bytes>", None
+    serialize = getattr(model, "SerializeToString", None)
+    if callable(serialize):
+        # A ModelProto: the result is parsed back into the same class, so that
+        # no `import onnx` is needed here.
+        cls = type(model)
+
+        def parse(data):
+            result = cls()
+            result.ParseFromString(data)
+            return result
+
+        return serialize(), f"<{cls.__module__}.{cls.__name__}>", parse
+    raise TypeError(f"model: expected a path, an onnx.ModelProto (anything with SerializeToString) or bytes, "
+                    f"not {type(model).__name__}")
+
+
+def _model_proto_parser():
+    try:
+        import onnx  # noqa: only to return what onnx users expect
+    except ImportError:
+        return None
+    return onnx.ModelProto.FromString
+
+
+def optimize(model, output_model=None, *, model_check=None, input_shapes=None, inputs=None, outputs=None,
+             no_shape_infer=False, no_constant_folding=False, skip_fusion_patterns=None,
+             save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
+             allow_invalid=False, dims=None, verbose=False, **onnxslim_options):
+    """slim() that also returns the report: (what slim() returns, report dict).
+
+    The report holds the node/initializer/constant-byte counts and op counts
+    before and after, the pipeline, per-pass statistics and time, the model
+    check's figures (or why it did not run), warnings and seconds.
+    """
+    for name, value in (("inputs", inputs), ("outputs", outputs)):
+        if value is not None:
+            raise NotImplementedError(_NOT_IMPLEMENTED[name])
+    for name, value in onnxslim_options.items():
+        if name in _NOT_IMPLEMENTED:
+            if value not in (None, False):
+                raise NotImplementedError(_NOT_IMPLEMENTED[name])
+        else:
+            raise TypeError(f"slim() got an unexpected keyword argument '{name}'")
+    if output_model is not None:
+        output_model = os.fspath(output_model)
+        if isinstance(output_model, bytes):
+            output_model = os.fsdecode(output_model)
+    elif save_as_external_data:
+        raise ValueError("save_as_external_data needs output_model: external data is written beside a file")
+    if dims is not None and not isinstance(dims, dict):
+        raise TypeError("dims: expected a dict such as {'batch': 4}")
+
+    source, name, parse = _source(model)
+    result, report = _slim_model(
+        source,
+        output=output_model,
+        model_name=name,
+        pipeline=passes,
+        target=target,
+        skip_passes=_skip_passes(skip_fusion_patterns, no_constant_folding),
+        input_shapes=_as_list(input_shapes, "input_shapes"),
+        fold_size_limit=fold_size_limit,
+        shape_inference=not no_shape_infer,
+        allow_invalid=allow_invalid,
+        model_check=_model_check_mode(model_check),
+        check_dims=dict(dims or {}),
+        external_data=save_as_external_data,
+    )
+    for warning in report["warnings"]:
+        warnings.warn(warning, OnnxSlimWarning, stacklevel=3)
+    if verbose:
+        _print_summary(name, output_model, report)
+    if result is not None:
+        parse = parse or _model_proto_parser()
+        if parse is not None:
+            result = parse(result)
+    return result, report
+
+
+def slim(model, output_model=None, *, model_check=None, input_shapes=None, inputs=None, outputs=None,
+         no_shape_infer=False, no_constant_folding=False, skip_fusion_patterns=None,
+         save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
+         allow_invalid=False, dims=None, verbose=False, **onnxslim_options):
+    """Optimize an ONNX model (OnnxSlim's slim(), done by onnxslim's C++ library).
+
+    model: a path (str or os.PathLike), an onnx.ModelProto (any object with
+        SerializeToString) or the model's bytes.
+    output_model: where to write the optimized model (atomically). Given:
+        returns None. Not given: returns the model, as the class of the
+        ModelProto given, else an onnx.ModelProto when `onnx` is importable,
+        else bytes.
+    model_check: None (default): outputs are compared in onnxslim's
+        interpreter when the model is small enough and every op has a
+        deterministic kernel; True: always (an error if it cannot run);
+        False: never. A mismatch raises OnnxSlimError.
+    input_shapes: "NAME:1,3,224,224" or a list of them (dims: numbers,
+        symbol names or '?').
+    no_shape_infer: no shape inference and no inferred value_info written.
+    no_constant_folding: skip fold-constants.
+    skip_fusion_patterns: names from FUSION_PATTERNS (our pass names, such
+        as "fuse-gelu", or OnnxSlim's, such as "FusionGelu").
+    save_as_external_data: tensors of 1 KiB and more go to <output>.data.
+    target: "onnx" or "onnxruntime" (also ONNX Runtime contrib-op fusions).
+    passes: a pipeline run once instead of the default one ("" runs none).
+    fold_size_limit: largest folded constant in bytes (default 1 MiB).
+    allow_invalid: optimize a model that fails validation.
+    dims: sizes of symbolic input dims for the model check ({"batch": 4}).
+    verbose: print a before/after summary to stderr.
+    inputs, outputs (and OnnxSlim's dtype, inspect, ...): not supported yet:
+        NotImplementedError when given.
+
+    Raises OnnxSlimError when the model cannot be read, optimized, checked
+    or written (the message names the file, node and op).
+    """
+    result, _ = optimize(model, output_model, model_check=model_check, input_shapes=input_shapes, inputs=inputs,
+                         outputs=outputs, no_shape_infer=no_shape_infer, no_constant_folding=no_constant_folding,
+                         skip_fusion_patterns=skip_fusion_patterns, save_as_external_data=save_as_external_data,
+                         target=target, passes=passes, fold_size_limit=fold_size_limit, allow_invalid=allow_invalid,
+                         dims=dims, verbose=verbose, **onnxslim_options)
+    return result
+
+
+def _print_summary(name, output_model, report):
+    import sys
+
+    before, after = report["before"], report["after"]
+    print(f"onnxslim: {name} -> {output_model or '<returned>'}: nodes {before['nodes']} -> {after['nodes']}, "
+          f"initializers {before['initializers']} -> {after['initializers']}, constant bytes "
+          f"{before['constant_bytes']} -> {after['constant_bytes']} ({report['seconds']:.2f} s)", file=sys.stderr)
+    if report["model_checked"]:
+        check = report["check"]
+        print(f"model check: {check['outputs']} output(s) match, max abs diff {check['max_abs_diff']:.3g}, "
+              f"max rel diff {check['max_rel_diff']:.3g}", file=sys.stderr)
+    elif report["model_check_skipped"]:
+        print(f"model check: skipped: {report['model_check_skipped']}", file=sys.stderr)
