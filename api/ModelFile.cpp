@@ -24,6 +24,8 @@ namespace onnxslim {
 
 std::string_view version() { return ONNXSLIM_VERSION; }
 
+SupportedVersions supportedVersions() { return {kNewestIrVersion, kNewestDefaultOpset}; }
+
 namespace {
 
 bool endsWith(const std::string &s, std::string_view suffix) {
@@ -153,10 +155,10 @@ Result<std::string> saveToBytes(const Model &model, const WriteOptions &options)
   if (options.validate)
     if (Status s = validateForWriting(model, "<bytes>"); !s)
       return s;
+  if (options.externalData)
+    return Status::error("<bytes>: external data needs a file (save() with a path, binary)");
   if (options.format == ModelFormat::Text)
     return textOf(model, options);
-  if (options.externalData)
-    return Status::error("<bytes>: external data needs a file (save() with a path)");
   std::string error;
   std::string bytes = serializeModel(model, error);
   if (!error.empty())

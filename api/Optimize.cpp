@@ -8,8 +8,9 @@
 //      skipped passes), parsed before the model is touched;
 //   2. the input's IR invariants and its validity against the ONNX spec (an
 //      invalid model is refused unless allowInvalid);
-//   3. input shapes pinned, the model check set up (by default when the
-//      model is small enough and runs in the interpreter);
+//   3. graph surgery (inputs/outputs cut at named values), input shapes
+//      pinned, the model check set up (by default when the model is small
+//      enough and runs in the interpreter);
 //   4. the passes (transforms/PassManager.h), then, for the default pipeline,
 //      the inferred types recorded as value_info;
 //   5. the result validated again (a valid input must give a valid output).
@@ -26,6 +27,7 @@
 #include "transforms/PassManager.h"
 #include "transforms/Passes.h"
 #include "transforms/ShapeInferencePass.h"
+#include "transforms/Surgery.h"
 
 #include <algorithm>
 #include <chrono>
@@ -122,6 +124,12 @@ PassManagerOptions passManagerOptions(const OptimizeOptions &options, std::ostre
   pm.modelCheck = options.modelCheck == ModelCheckMode::Require;
   pm.modelCheckEach = options.modelCheck == ModelCheckMode::EachPass;
   pm.log = &log;
+  if (options.onPassStart) {
+    auto start = std::chrono::steady_clock::now();
+    pm.onPassStart = [start, callback = options.onPassStart](std::string_view pass, unsigned round) {
+      callback(pass, round, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    };
+  }
   return pm;
 }
 
@@ -167,7 +175,22 @@ void fillPassReports(const PassManager &pm, OptimizeReport &report) {
 
 } // namespace
 
-std::string defaultPipelineFor(std::string_view target) { return targetPipeline(target); }
+std::string defaultPipelineFor(std::string_view target) {
+  return isKnownTarget(target) ? targetPipeline(target) : std::string();
+}
+
+std::string fusionPassName(std::string_view name) {
+  // OnnxSlim's fusion patterns that do what one of our passes does.
+  static const std::pair<std::string_view, std::string_view> kOnnxSlimNames[] = {
+      {"FusionConvBN", "fuse-conv-batchnorm"}, {"FusionConvAdd", "fuse-conv-add"}, {"FusionGemm", "fuse-matmul-add"},
+      {"FusionGelu", "fuse-gelu"},             {"FusionPadConv", "fuse-pad-conv"}};
+  for (const auto &[theirs, ours] : kOnnxSlimNames)
+    if (name == theirs)
+      return std::string(ours);
+  if (name.substr(0, 5) == "fuse-" && builtinRegistry().lookup(name))
+    return std::string(name);
+  return {};
+}
 
 Status checkOptions(const OptimizeOptions &options) {
   const PassRegistry &registry = options.registry ? *options.registry : builtinRegistry();
@@ -176,7 +199,7 @@ Status checkOptions(const OptimizeOptions &options) {
     return pipeline.status();
   PassManager pm(registry, passManagerOptions(options, nullStream()));
   std::string error;
-  if (!pm.parsePipeline(*pipeline, error))
+  if (!pm.parsePipeline(*pipeline, error) || !pm.checkNames(error))
     return Status::error(error);
   Result<std::map<std::string, Shape>> shapes = inputShapesFor(options);
   return shapes ? Status() : shapes.status();
@@ -218,6 +241,8 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
     // leading, batch dim stays 1): a 1x1 image exercises little and a
     // pooling window may not fit it. The report says which were used.
     check.preferredDims = {32, 64, 512};
+    check.samples = options.checkSamples;
+    check.inputs = options.checkInputs;
     pm.setOutputChecker(createRuntimeOutputChecker(check));
   }
 
@@ -240,7 +265,13 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   }
   report.before = countModel(model);
 
-  // 3. Input shapes and the model check.
+  // 3. Surgery, input shapes and the model check.
+  if (!options.outputs.empty() && !setOutputs(model, options.outputs, error))
+    return finish(Status::error(name + ": " + error));
+  if (!dropOutputs(model, options.dropOutputs, error))
+    return finish(Status::error(name + ": " + error));
+  if (!options.inputs.empty() && !cutInputs(model, options.inputs, error))
+    return finish(Status::error(name + ": " + error));
   if (!applyInputShapes(model, *shapes, error))
     return finish(Status::error(name + ": " + error));
   if (autoCheck) {

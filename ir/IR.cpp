@@ -480,6 +480,11 @@ void Graph::eraseInput(Value *input) {
   destroyLeaf(input);
 }
 
+void Graph::reorderInputs(std::vector<Value *> order) {
+  assert(std::is_permutation(order.begin(), order.end(), inputs_.begin(), inputs_.end()));
+  inputs_ = std::move(order);
+}
+
 std::vector<Value *> Graph::outputs() const {
   std::vector<Value *> out;
   out.reserve(outputs_.size());
@@ -496,6 +501,25 @@ size_t Graph::addOutput(Value *v, std::optional<Type> type) {
 }
 
 void Graph::setOutput(size_t i, Value *v) { outputs_.at(i).use.set(v); }
+
+void Graph::eraseOutput(size_t i) {
+  struct Kept {
+    Value *value;
+    std::optional<Type> type;
+    ValueInfoExtras info;
+  };
+  std::vector<Kept> kept;
+  for (size_t j = 0; j < outputs_.size(); ++j)
+    if (j != i)
+      kept.push_back({outputs_[j].use.get(), std::move(outputs_[j].type), std::move(outputs_[j].info)});
+  for (GraphOutput &o : outputs_)
+    o.use.set(nullptr);
+  outputs_.clear();
+  for (Kept &k : kept) {
+    addOutput(k.value, std::move(k.type));
+    outputs_.back().info = std::move(k.info);
+  }
+}
 
 void Graph::walk(const std::function<void(Node *)> &fn) const {
   for (Node *n : nodes()) {

@@ -441,6 +441,9 @@ public:
   /// Given a graph input with no uses, Execute: removes it from the inputs
   /// (and initializers); changes the interface, so only on request.
   void eraseInput(Value *input);
+  /// Given the graph's inputs in a new order (the same values), Execute:
+  /// makes that the input order.
+  void reorderInputs(std::vector<Value *> order);
 
   //===--- Outputs ----------------------------------------------------===//
   size_t numOutputs() const { return outputs_.size(); }
@@ -452,6 +455,9 @@ public:
   size_t addOutput(Value *v, std::optional<Type> type = std::nullopt);
   /// Given an output index and value, Execute: retargets that output.
   void setOutput(size_t i, Value *v);
+  /// Given an output position, Execute: removes that output (the others
+  /// keep their order, types and value_info extras).
+  void eraseOutput(size_t i);
 
   /// Hands out value_info ordinals for values that get an entry later.
   uint32_t nextValueInfoOrder() { return valueInfoCounter_++; }

@@ -17,9 +17,6 @@ namespace onnxslim {
 
 namespace {
 
-/// The newest IR version this tool reads and writes (schema/onnx.proto's IR_VERSION).
-constexpr int64_t kNewestIrVersion = 14;
-
 /// "node 'name' (Op)", or "node #i (Op)" for an unnamed node (its place in its graph).
 std::string describe(const Node *n, size_t index) {
   std::string op = n->isDefaultDomain() ? n->opType() : n->domain() + "." + n->opType();

@@ -25,10 +25,16 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace onnxslim {
+
+/// The newest IR version this tool reads and writes (schema/onnx.proto's IR_VERSION).
+inline constexpr int64_t kNewestIrVersion = 14;
+/// The newest default-domain opset the op schema table (ir/OpSchema.h) knows.
+inline constexpr int64_t kNewestDefaultOpset = 24;
 
 class Model;
 

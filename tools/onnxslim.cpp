@@ -18,6 +18,9 @@
 //===----------------------------------------------------------------------===//
 #include "onnxslim/onnxslim.h"
 
+#include "backend/Writer.h"
+#include "frontend/Loader.h"
+#include "frontend/Npy.h"
 #include "ir/Printer.h"
 #include "ir/Validate.h"
 #include "ir/Verifier.h"
@@ -29,9 +32,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace onnxslim;
 using namespace onnxslim::tools;
@@ -97,6 +104,16 @@ struct MainArgs {
   std::string inputSpecs;        ///< FILE[:NAME] for --model-check inputs
   bool noShapeInfer = false;
   int64_t foldSizeLimit = -1; ///< --fold-size-limit BYTES (-1: default)
+  std::vector<std::string> skipPasses;
+  std::vector<std::string> skipFusions; ///< --skip-fusion-patterns (ours or OnnxSlim's names)
+  bool noConstantFolding = false;
+  std::vector<std::string> checkInputs; ///< --model-check-inputs NAME:FILE
+  bool strict = false;
+  bool verbose = false;
+  bool inspect = false;
+  bool emitGiven = false;
+  double progressAfter = 1.0;      ///< seconds before a progress line shows (terminal only)
+  std::vector<std::string> report; ///< --report FORMAT FILE
 };
 
 PassRegistry makeRegistry(const MainArgs &args) {
@@ -151,7 +168,154 @@ bool optimizeOptions(MainArgs &args, const PassRegistry &registry, std::string &
     std::string base = args.input.substr(args.input.find_last_of('/') + 1);
     o.checkSpecModel = colon != std::string::npos ? args.inputSpecs.substr(colon + 1) : base.substr(0, base.rfind('.'));
   }
+  o.skipPasses = args.skipPasses;
+  for (const std::string &name : args.skipFusions) {
+    std::string pass = fusionPassName(name);
+    if (pass.empty()) {
+      error = "--skip-fusion-patterns: unknown fusion '" + name +
+              "' (fuse-* pass names as --list-passes shows, or OnnxSlim's: FusionConvBN, FusionConvAdd, FusionGemm, "
+              "FusionGelu, FusionPadConv)";
+      return false;
+    }
+    o.skipPasses.push_back(pass);
+  }
+  if (args.noConstantFolding)
+    o.skipPasses.push_back("fold-constants");
+  for (const std::string &spec : args.checkInputs) {
+    size_t colon = spec.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) {
+      error = "--model-check-inputs " + spec + ": expected NAME:FILE.npy or NAME:FILE.pb";
+      return false;
+    }
+    std::string file = spec.substr(colon + 1);
+    TensorPtr t = file.size() > 4 && file.compare(file.size() - 4, 4, ".npy") == 0 ? loadNpyFile(file, error)
+                                                                                   : loadTensorFile(file, error);
+    if (!t) {
+      error = "--model-check-inputs: " + error;
+      return false;
+    }
+    o.checkInputs[spec.substr(0, colon)] = std::move(t);
+  }
+  if (!o.checkInputs.empty() && o.modelCheck == ModelCheckMode::Auto)
+    o.modelCheck = ModelCheckMode::Require; // real inputs given: the check must run
+  if (args.strict && o.modelCheck != ModelCheckMode::EachPass) {
+    error = "--strict applies to --model-check-each";
+    return false;
+  }
+  if (!args.report.empty() && args.report[0] != "json") {
+    error = "--report " + args.report[0] + ": unknown format (--report=json FILE)";
+    return false;
+  }
   return true;
+}
+
+/// A progress line on a terminal: "onnxslim: round 2, fold-constants (3.1 s)",
+/// rewritten in place, shown once a run takes longer than `after` seconds.
+class Progress {
+public:
+  Progress(bool enabled, double after) : enabled_(enabled && ::isatty(2)), after_(after) {}
+  ~Progress() { clear(); }
+  void update(std::string_view pass, unsigned round, double seconds) {
+    if (!enabled_ || seconds < after_)
+      return;
+    std::string line = "onnxslim: round " + std::to_string(round) + ", " + std::string(pass) + " (" +
+                       std::to_string(static_cast<int>(seconds * 10) / 10) + "." +
+                       std::to_string(static_cast<int>(seconds * 10) % 10) + " s)";
+    std::cerr << "\r" << line << std::string(width_ > line.size() ? width_ - line.size() : 0, ' ') << std::flush;
+    width_ = line.size();
+  }
+  void clear() {
+    if (width_)
+      std::cerr << "\r" << std::string(width_, ' ') << "\r" << std::flush;
+    width_ = 0;
+  }
+
+private:
+  bool enabled_;
+  double after_;
+  size_t width_ = 0;
+};
+
+/// Writes the --report=json file (schema: docs/Report.md).
+bool writeJsonReport(const MainArgs &args, const OptimizeReport &r, const ModelStats &before, const ModelStats &after,
+                     double seconds, std::string &error) {
+  auto counts = [](const ModelStats &m) {
+    nlohmann::json ops = nlohmann::json::object();
+    for (const auto &[op, n] : m.opCounts)
+      ops[op] = n;
+    return nlohmann::json{{"nodes", m.nodes},       {"initializers", m.initializers},
+                          {"constantBytes", m.constantBytes}, {"fileBytes", m.fileBytes},
+                          {"opCounts", ops}};
+  };
+  nlohmann::json passes = nlohmann::json::array();
+  for (const PassReport &p : r.passes) {
+    nlohmann::json counters = nlohmann::json::object();
+    for (const auto &[name, value] : p.counters)
+      counters[name] = value;
+    passes.push_back({{"pass", p.pass}, {"seconds", p.seconds}, {"runs", p.runs}, {"counters", counters}});
+  }
+  nlohmann::json check = {{"ran", r.modelChecked}};
+  if (r.modelChecked)
+    check.update({{"outputs", r.check.outputs},
+                  {"maxAbsDiff", r.check.maxAbsDiff},
+                  {"maxRelDiff", r.check.maxRelDiff},
+                  {"seconds", r.check.seconds},
+                  {"dims", r.check.dims}});
+  else if (!r.modelCheckSkipped.empty())
+    check["skipped"] = r.modelCheckSkipped;
+  nlohmann::json j = {{"schema", "onnxslim-report/1"},
+                      {"version", std::string(version())},
+                      {"input", {{"path", args.input}, {"model", counts(before)}}},
+                      {"output", {{"path", args.output}, {"model", counts(after)}}},
+                      {"pipeline", r.pipeline},
+                      {"rounds", r.rounds},
+                      {"converged", r.converged},
+                      {"passes", passes},
+                      {"modelCheck", check},
+                      {"rolledBack", r.rolledBack},
+                      {"warnings", r.warnings},
+                      {"seconds", seconds}};
+  std::string text = j.dump(2) + "\n";
+  return writeFileAtomically(
+      args.report[1],
+      [&](std::ostream &os, std::string &) {
+        os << text;
+        return static_cast<bool>(os);
+      },
+      error);
+}
+
+/// `onnxslim IN --inspect`: the model's interface, opsets, op counts and
+/// sizes; nothing is written.
+int runInspect(const MainArgs &args) {
+  std::string error;
+  std::unique_ptr<Model> model = loadAny(args.input, error);
+  if (!model || !checkIR(*model, args.input, error))
+    return fail(error);
+  for (const std::string &problem : problemsOf(*model, args.input))
+    std::cerr << "onnxslim: warning: " << problem << "\n";
+  const Graph &g = *model->graph();
+  auto typeText = [](const std::optional<Type> &t) { return t ? typeToText(*t) : std::string("?"); };
+  std::cout << "model: " << args.input << " (" << fileSize(args.input) << " bytes, ir_version "
+            << model->irVersion << ")\nopsets:";
+  for (const OpsetId &opset : model->opsetImport)
+    std::cout << " " << (opset.domain.empty() ? "ai.onnx" : opset.domain) << "=" << opset.version;
+  std::cout << "\ninputs:\n";
+  for (const Value *v : g.inputs())
+    if (!v->isInitializer())
+      std::cout << "  " << v->name() << ": " << typeText(v->type()) << "\n";
+  std::cout << "outputs:\n";
+  for (size_t i = 0; i < g.numOutputs(); ++i) {
+    const std::optional<Type> &slot = g.outputSlots()[i].type;
+    std::cout << "  " << g.output(i)->name() << ": " << typeText(slot ? slot : g.output(i)->type()) << "\n";
+  }
+  ModelStats stats = collectStats(*model);
+  stats.fileBytes = fileSize(args.input);
+  std::cout << "nodes: " << stats.nodes << ", initializers: " << stats.initializers
+            << ", constant bytes: " << stats.constantBytes << "\nops:\n";
+  for (const auto &[op, n] : stats.opCounts)
+    std::cout << "  " << op << std::string(op.size() < 28 ? 28 - op.size() : 1, ' ') << n << "\n";
+  return std::cout ? 0 : fail("cannot write to standard output");
 }
 
 /// Writes the model as text to standard output (OUT = "-").
@@ -172,6 +336,8 @@ int runMain(MainArgs &args) {
   bool toStdout = args.output == "-";
   if (toStdout && args.emit != "text")
     return fail("writing to standard output ('-') needs --emit=text");
+  if (!args.report.empty() && args.report[1] == args.output)
+    return fail("--report " + args.report[1] + ": the report would overwrite the output model");
 
   // The options are checked before the model is read, so a typo fails fast.
   PassRegistry registry = makeRegistry(args);
@@ -183,7 +349,22 @@ int runMain(MainArgs &args) {
   std::unique_ptr<Model> model = loadAny(args.input, error);
   if (!model)
     return fail(error);
+  Progress progress(!args.quiet, args.progressAfter);
+  args.opt.onPassStart = [&](std::string_view pass, unsigned round, double seconds) {
+    progress.update(pass, round, seconds);
+  };
   OptimizeReport report = optimize(*model, args.opt);
+  progress.clear();
+  if (args.verbose) {
+    std::cerr << "onnxslim: pipeline: " << report.pipeline << " (" << report.rounds << " round(s))\n";
+    for (const PassReport &p : report.passes) {
+      std::string counters;
+      for (const auto &[name, value] : p.counters)
+        if (value)
+          counters += " " + name + "=" + std::to_string(value);
+      std::fprintf(stderr, "onnxslim:   %-34s %8.2f ms%s\n", p.pass.c_str(), p.seconds * 1e3, counters.c_str());
+    }
+  }
   if (args.stats)
     std::cerr << report.statisticsText;
   if (args.timing)
@@ -199,6 +380,10 @@ int runMain(MainArgs &args) {
   }
   if (!report.status)
     return fail(report.status.message());
+  if (args.strict && !report.rolledBack.empty())
+    return fail(args.input + ": --strict: " + std::to_string(report.rolledBack.size()) +
+                " pass(es) changed the outputs and were rolled back (" + report.rolledBack.front() +
+                "); nothing written");
 
   if (toStdout) {
     if (!printToStdout(*model, error))
@@ -206,18 +391,21 @@ int runMain(MainArgs &args) {
     return 0;
   }
   WriteOptions write;
-  write.format = args.emit == "text" ? ModelFormat::Text : ModelFormat::Binary;
+  // Without --emit the output's extension decides (.txt/.onnxtxt: text).
+  write.format = !args.emitGiven ? ModelFormat::Auto : args.emit == "text" ? ModelFormat::Text : ModelFormat::Binary;
   write.externalData = args.externalData;
   write.onNote = [](const std::string &note) { std::cerr << "onnxslim: note: " << note << "\n"; };
   if (Status s = save(*model, args.output, write); !s)
     return fail(s.message());
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ModelStats before, after;
+  static_cast<ModelCounts &>(before) = report.before;
+  static_cast<ModelCounts &>(after) = report.after;
+  before.fileBytes = fileSize(args.input);
+  after.fileBytes = fileSize(args.output);
+  if (!args.report.empty() && !writeJsonReport(args, report, before, after, seconds, error))
+    return fail(error);
   if (!args.quiet) {
-    ModelStats before, after;
-    static_cast<ModelCounts &>(before) = report.before;
-    static_cast<ModelCounts &>(after) = report.after;
-    before.fileBytes = fileSize(args.input);
-    after.fileBytes = fileSize(args.output);
     printSummary(std::cout, args.input, before, args.output, after, seconds);
     if (report.modelChecked)
       printModelCheck(std::cout, report.check);
@@ -264,65 +452,142 @@ int runCheck(const std::string &input) {
 
 } // namespace
 
+/// A vector option: one value per occurrence (repeat it, or separate values
+/// by commas), so that it never takes the positionals that follow it.
+CLI::Option *repeatable(CLI::Option *o, char delimiter = ',') {
+  return o->expected(1)->allow_extra_args(false)->delimiter(delimiter)->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeAll);
+}
+
 int main(int argc, char **argv) {
-  CLI::App app{"onnxslim: an optimizing compiler for ONNX models"};
+  CLI::App app{"onnxslim: an optimizing compiler for ONNX models\n\n"
+               "  onnxslim IN OUT [options]   optimize IN, write OUT, print a summary\n"
+               "  onnxslim IN --inspect        describe IN, write nothing\n"
+               "  onnxslim dump|check|run|verify ...   (onnxslim SUBCOMMAND --help)"};
   app.require_subcommand(0, 1);
+  app.positionals_at_end(false);
+  app.set_help_flag("-h,--help", "Print this help and exit");
 
   MainArgs mainArgs;
+  bool showVersion = false;
   app.add_option("input", mainArgs.input, "Input model (.onnx, or ONNX textual syntax)");
-  app.add_option("output", mainArgs.output, "Output model");
-  app.add_option("--emit", mainArgs.emit, "Output form")->check(CLI::IsMember({"onnx", "text"}));
-  app.add_flag("--save-as-external-data", mainArgs.externalData,
-               "Write tensors of 1 KiB and more to <output>.data beside the output");
-  app.add_flag("-q,--quiet", mainArgs.quiet, "Do not print the summary table");
-  app.add_flag("--allow-invalid", mainArgs.allowInvalid,
-               "Optimize a model that fails validation (warns; the output is not validated then)");
+  app.add_option("output", mainArgs.output, "Output model (.onnx; .txt/.onnxtxt: textual syntax)");
+  app.add_flag("--version", showVersion, "Print the version and the ONNX IR and opsets it supports");
 
-  // Pass pipeline and instrumentation (LLVM opt / mlir-opt style).
-  CLI::Option *passesOpt = app.add_option(
-      "--passes", mainArgs.passes,
-      "Run exactly this comma-separated pipeline once ('--passes=' runs none)")
-      ->expected(0, 1)
-      ->allow_extra_args(false);
+  const char *kOpt = "Optimization", *kSurgery = "Surgery", *kCheck = "Checking", *kDebug = "Debugging",
+             *kOut = "Output";
+  CLI::Option *passesOpt =
+      app.add_option("--passes", mainArgs.passes, "Run exactly this comma-separated pipeline once ('--passes=' runs none)")
+          ->expected(0, 1)
+          ->allow_extra_args(false)
+          ->group(kOpt);
   app.add_option("--target", mainArgs.target,
                  "Runtime the output is for: onnx (standard ONNX only) or onnxruntime (the default pipeline "
                  "plus ONNX Runtime contrib-op fusions such as fuse-conv-relu)")
-      ->check(CLI::IsMember({"onnx", "onnxruntime"}));
-  app.add_flag("--list-passes", mainArgs.listPasses, "List the passes and exit");
-  app.add_option("--print-ir-before", mainArgs.opt.printIRBefore, "Print the IR before these passes")
-      ->delimiter(',');
-  app.add_option("--print-ir-after", mainArgs.opt.printIRAfter, "Print the IR after these passes")
-      ->delimiter(',');
-  app.add_flag("--print-ir-before-all", mainArgs.opt.printIRBeforeAll, "Print the IR before every pass");
-  app.add_flag("--print-ir-after-all", mainArgs.opt.printIRAfterAll, "Print the IR after every pass");
-  app.add_flag("--print-ir-after-change", mainArgs.opt.printIRAfterChange,
-               "Print the IR after every pass that changed it");
-  app.add_flag("--verify-each", mainArgs.opt.verifyEach, "Run the IR verifier after every pass");
-  app.add_flag("--stats", mainArgs.stats, "Print how many rewrites each pass made");
-  app.add_flag("--timing", mainArgs.timing, "Print the time spent in each pass");
-  app.add_option("--debug-only", mainArgs.opt.debugOnly,
-                 "Explain each rewrite and declined match of these passes or patterns ('all')")
-      ->delimiter(',');
+      ->check(CLI::IsMember({"onnx", "onnxruntime"}))
+      ->group(kOpt);
+  repeatable(app.add_option("--skip-passes", mainArgs.skipPasses,
+                                         "Leave these passes out of the pipeline (names as --list-passes shows)"))
+      ->group(kOpt);
+  repeatable(app.add_option("--skip-fusion-patterns", mainArgs.skipFusions,
+                                         "Leave these fusions out: fuse-* pass names, or OnnxSlim's names "
+                                         "(FusionConvBN, FusionGemm, FusionGelu, FusionLayerNorm, FusionPadConv, ...)"))
+      ->group(kOpt);
+  app.add_flag("--no-constant-folding", mainArgs.noConstantFolding, "Do not fold constants")->group(kOpt);
+  app.add_flag("--no-shape-infer", mainArgs.noShapeInfer,
+               "Do not run shape inference in the default pipeline nor write inferred value_info")
+      ->group(kOpt);
+  repeatable(app.add_option("--input-shapes", mainArgs.opt.inputShapes,
+                            "Override an input's shape before optimizing: NAME:1,3,224,224 (dims: numbers, "
+                            "symbols, ?; repeat the option for more inputs)"),
+             '\0')
+      ->group(kOpt);
+  app.add_option("--fold-size-limit,--size-threshold", mainArgs.foldSizeLimit,
+                 "Do not fold a constant larger than BYTES and than its inputs (default 1048576)")
+      ->check(CLI::NonNegativeNumber)
+      ->group(kOpt);
+  app.add_flag("--allow-invalid", mainArgs.allowInvalid,
+               "Optimize a model that fails validation (warns; the output is not validated then)")
+      ->group(kOpt);
+
+  repeatable(app.add_option("--inputs", mainArgs.opt.inputs,
+                                         "Make these values the model's inputs: NAME or NAME:dtype (what only "
+                                         "feeds them goes)"))
+      ->group(kSurgery);
+  repeatable(
+      app.add_option("--outputs", mainArgs.opt.outputs, "Make these values the model's outputs: NAME or NAME:dtype"))
+      ->group(kSurgery);
+  repeatable(app.add_option("--unused-output", mainArgs.opt.dropOutputs, "Remove this output"))
+      ->group(kSurgery);
+
   app.add_flag("--model-check", mainArgs.modelCheck,
-               "Refuse to write a model whose outputs differ from the input's on seeded random inputs");
+               "Refuse to write a model whose outputs differ from the input's on seeded random inputs")
+      ->group(kCheck);
   app.add_flag("--no-model-check", mainArgs.noModelCheck,
                "Do not compare outputs before writing (the default pipeline does when the model's "
-               "constants fit in 256 MiB and the interpreter runs every op)");
+               "constants fit in 256 MiB and the interpreter runs every op)")
+      ->group(kCheck);
   app.add_flag("--model-check-each", mainArgs.modelCheckEach,
-               "Compare outputs after every pass and roll back a pass that changed them");
-  app.add_flag("--no-shape-infer", mainArgs.noShapeInfer,
-               "Do not run shape inference in the default pipeline nor write inferred value_info");
-  app.add_option("--input-shapes", mainArgs.opt.inputShapes,
-                 "Override an input's shape before optimizing: NAME:1,3,224,224 (dims: numbers, symbols, ?; repeatable)");
-  app.add_option("--fold-size-limit", mainArgs.foldSizeLimit,
-                 "Do not fold a constant larger than BYTES and than its inputs (default 1048576)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--dim", mainArgs.dims, "Size of a symbolic input dim for --model-check (SYM=N, repeatable)");
+               "Compare outputs after every pass and roll back a pass that changed them")
+      ->group(kCheck);
+  repeatable(app.add_option("--model-check-inputs", mainArgs.checkInputs,
+                                         "Real inputs for the model check: NAME:FILE.npy or NAME:FILE.pb"))
+      ->group(kCheck);
+  app.add_option("--check-n", mainArgs.opt.checkSamples, "Compare on N samples of random inputs (default 1)")
+      ->check(CLI::PositiveNumber)
+      ->group(kCheck);
+  repeatable(
+      app.add_option("--dim", mainArgs.dims, "Size of a symbolic input dim for the model check (SYM=N, repeatable)"))
+      ->group(kCheck);
   app.add_option("--input-specs", mainArgs.inputSpecs,
-                 "Input shapes/values for --model-check from a models.json file (FILE[:NAME])");
-  app.add_flag("--enable-test-passes", mainArgs.enableTestPasses,
-               "Register the deliberately wrong test passes")
+                 "Input shapes/values for the model check from a models.json file (FILE[:NAME])")
+      ->group(kCheck);
+  app.add_flag("--strict", mainArgs.strict, "Fail (write nothing) when --model-check-each rolled a pass back")
+      ->group(kCheck);
+
+  app.add_flag("--list-passes", mainArgs.listPasses, "List the passes and exit")->group(kDebug);
+  repeatable(
+      app.add_option("--print-ir-before", mainArgs.opt.printIRBefore, "Print the IR before these passes"))
+      ->group(kDebug);
+  repeatable(
+      app.add_option("--print-ir-after", mainArgs.opt.printIRAfter, "Print the IR after these passes"))
+      ->group(kDebug);
+  app.add_flag("--print-ir-before-all", mainArgs.opt.printIRBeforeAll, "Print the IR before every pass")->group(kDebug);
+  app.add_flag("--print-ir-after-all", mainArgs.opt.printIRAfterAll, "Print the IR after every pass")->group(kDebug);
+  app.add_flag("--print-ir-after-change", mainArgs.opt.printIRAfterChange,
+               "Print the IR after every pass that changed it")
+      ->group(kDebug);
+  app.add_flag("--verify-each", mainArgs.opt.verifyEach, "Run the IR verifier after every pass")->group(kDebug);
+  app.add_flag("--stats", mainArgs.stats, "Print how many rewrites each pass made")->group(kDebug);
+  app.add_flag("--timing", mainArgs.timing, "Print the time spent in each pass")->group(kDebug);
+  repeatable(
+      app.add_option("--debug-only", mainArgs.opt.debugOnly,
+                     "Explain each rewrite and declined match of these passes or patterns ('all')"))
+      ->group(kDebug);
+  app.add_flag("-v,--verbose", mainArgs.verbose,
+               "Also print the pipeline, each pass's rewrites and time, and the warnings")
+      ->group(kDebug);
+  app.add_flag("--enable-test-passes", mainArgs.enableTestPasses, "Register the deliberately wrong test passes")
       ->group("");
+  app.add_option("--progress-after", mainArgs.progressAfter,
+                 "Seconds after which a progress line appears on a terminal (default 1)")
+      ->group("");
+
+  app.add_option("--emit", mainArgs.emit, "Output form (default: text for .txt/.onnxtxt, else onnx)")
+      ->check(CLI::IsMember({"onnx", "text"}))
+      ->group(kOut);
+  app.add_flag("--save-as-external-data", mainArgs.externalData,
+               "Write tensors of 1 KiB and more to <output>.data beside the output")
+      ->group(kOut);
+  app.add_flag("-q,--quiet", mainArgs.quiet, "Do not print the summary table nor progress")->group(kOut);
+  app.add_flag("--inspect", mainArgs.inspect,
+               "Print the model's inputs, outputs, opsets, op counts and sizes; write nothing")
+      ->group(kOut);
+  app.add_option("--report", mainArgs.report,
+                 "Write a machine-readable report: --report=json FILE (docs/Report.md has the schema)")
+      ->expected(2)
+      ->allow_extra_args(false)
+      ->group(kOut);
 
   std::string dumpInput;
   bool largeConstants = false;
@@ -350,19 +615,45 @@ int main(int argc, char **argv) {
   verifyCmd->add_option("--rtol", verifyArgs.rtol, "Relative tolerance (default 1e-4)");
   verifyCmd->add_option("--atol", verifyArgs.atol, "Absolute tolerance (default 1e-5)");
   for (auto [cmd, in] : {std::pair{run, &runArgs.in}, std::pair{verifyCmd, &verifyArgs.in}}) {
-    cmd->add_option("--input", in->inputs, "Input from a TensorProto file: NAME=FILE.pb or FILE.pb (repeatable)");
+    repeatable(cmd->add_option(
+        "--input", in->inputs, "Input from a TensorProto file: NAME=FILE.pb or FILE.pb (repeatable)"));
     cmd->add_option("--seed", in->seed, "Seed of the random inputs (default 0)");
-    cmd->add_option("--dim", in->dims, "Size of a symbolic input dim: SYM=N (repeatable; others are 1)");
+    repeatable(
+        cmd->add_option("--dim", in->dims, "Size of a symbolic input dim: SYM=N (repeatable; others are 1)"));
     cmd->add_option("--input-specs", in->inputSpecs,
                     "Input shapes/dtypes/ranges from a models.json file (FILE[:NAME])");
   }
 
+  // "--passes=" (an option with an empty value) is passed on as "--passes"
+  // "": CLI11 would otherwise take the next argument as its value.
+  std::vector<std::string> args;
+  for (int i = argc - 1; i > 0; --i) {
+    std::string arg = argv[i];
+    if (arg.size() > 3 && arg.rfind("--", 0) == 0 && arg.back() == '=' && arg.find('=') == arg.size() - 1) {
+      args.emplace_back();
+      args.push_back(arg.substr(0, arg.size() - 1));
+    } else {
+      args.push_back(std::move(arg));
+    }
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(args); // reversed, as CLI11 takes a vector
+  } catch (const CLI::CallForHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp &e) {
+    return app.exit(e);
   } catch (const CLI::ParseError &e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    // A usage error is one line; --help has the rest.
+    std::cerr << "onnxslim: error: " << e.what() << " (onnxslim --help lists the options)\n";
+    return 2;
   }
 
+  if (showVersion) {
+    SupportedVersions v = supportedVersions();
+    std::cout << "onnxslim " << version() << " (ONNX IR version up to " << v.irVersion
+              << ", default-domain opsets up to " << v.defaultOpset << ")\n";
+    return 0;
+  }
   if (dump->parsed())
     return runDump(dumpInput, largeConstants);
   if (checkCmd->parsed())
@@ -372,10 +663,18 @@ int main(int argc, char **argv) {
   if (verifyCmd->parsed())
     return verifyModelsCommand(verifyArgs);
   mainArgs.passesGiven = passesOpt->count() > 0;
+  mainArgs.emitGiven = app.count("--emit") > 0;
   if (mainArgs.listPasses)
     return listPasses(mainArgs);
-  if (mainArgs.input.empty() || mainArgs.output.empty()) {
-    std::cerr << app.help();
+  if (mainArgs.input.empty()) {
+    std::cerr << "onnxslim: error: no input model (usage: onnxslim IN OUT [options]; onnxslim --help)\n";
+    return 2;
+  }
+  if (mainArgs.inspect)
+    return runInspect(mainArgs);
+  if (mainArgs.output.empty()) {
+    std::cerr << "onnxslim: error: no output path after " << mainArgs.input
+              << " (usage: onnxslim IN OUT [options]; --inspect describes IN without writing)\n";
     return 2;
   }
   return runMain(mainArgs);

@@ -212,4 +212,13 @@ bool PatternRewritePass::run(Model &model, PassContext &context) {
   return result.changed;
 }
 
+std::vector<std::string> PatternRewritePass::patternNames() const {
+  PatternSet patterns;
+  populatePatterns(patterns);
+  std::vector<std::string> names;
+  for (const std::unique_ptr<Pattern> &p : patterns.patterns())
+    names.push_back(p->name());
+  return names;
+}
+
 } // namespace onnxslim

@@ -61,6 +61,7 @@ GreedyRewriteResult applyPatternsGreedily(Model &model, const PatternSet &patter
 class PatternRewritePass : public Pass {
 public:
   bool run(Model &model, PassContext &context) override;
+  std::vector<std::string> patternNames() const override;
 
 protected:
   /// Given an empty set, Execute: adds this pass's patterns (called once).

@@ -164,55 +164,83 @@ private:
     return out;
   }
 
-  bool recordOnce(const Model &model, const rt::InputOptions &io, std::string &error) {
-    inputs_.clear();
-    reference_.clear();
-    rt::Status s = rt::makeInputs(*model.graph(), io, inputs_);
-    if (!s.ok()) {
-      error = "cannot make inputs: " + s.message();
-      return false;
+  /// Given input options, Execute: makes the inputs of every sample (seeds
+  /// seed, seed+1, ...; the caller's tensors in place of seeded ones) and
+  /// runs the reference on them, Result: false with `error` when it cannot.
+  bool recordOnce(const Model &model, rt::InputOptions io, std::string &error) {
+    const Graph &graph = *model.graph();
+    inputs_.assign(static_cast<size_t>(std::max(options_.samples, 1)), {});
+    reference_.assign(inputs_.size(), {});
+    for (size_t sample = 0; sample < inputs_.size(); ++sample) {
+      io.seed = options_.seed + sample;
+      std::vector<rt::RtValue> &inputs = inputs_[sample];
+      rt::Status s = rt::makeInputs(graph, io, inputs);
+      if (!s.ok()) {
+        error = "cannot make inputs: " + s.message();
+        return false;
+      }
+      for (const auto &[name, tensor] : options_.inputs) {
+        size_t i = 0;
+        while (i < graph.inputs().size() && graph.input(i)->name() != name)
+          ++i;
+        if (i == graph.inputs().size()) {
+          error = "a check input is named '" + name + "', which is not an input of the model";
+          return false;
+        }
+        if (inputs.size() <= i)
+          inputs.resize(i + 1);
+        inputs[i] = rt::RtValue::fromTensor(tensor);
+      }
+      if (!run(model, inputs, reference_[sample], error))
+        return false;
     }
-    return run(model, reference_, error);
+    return true;
   }
 
   bool compare(const Model &model, std::string &report) {
-    std::vector<rt::RtValue> outputs;
-    std::string error;
-    if (!run(model, outputs, error)) {
-      report = "  the model no longer runs: " + error;
-      return false;
-    }
-    if (outputs.size() != reference_.size()) {
-      report = "  the model has " + std::to_string(outputs.size()) + " outputs instead of " +
-               std::to_string(reference_.size());
-      return false;
-    }
-    bool ok = true;
     report.clear();
-    figures_.outputs = outputs.size();
+    figures_.outputs = 0;
     figures_.maxAbsDiff = figures_.maxRelDiff = 0;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      rt::Comparison c = rt::compareValues(outputs[i], reference_[i], options_.rtol, options_.atol);
-      figures_.maxAbsDiff = std::max(figures_.maxAbsDiff, c.maxAbsDiff);
-      figures_.maxRelDiff = std::max(figures_.maxRelDiff, c.maxRelDiff);
-      if (c.ok)
-        continue;
-      ok = false;
-      char diff[160];
-      std::snprintf(diff, sizeof diff, "max abs diff %.6g, max rel diff %.6g, %lld element(s) differ",
-                    c.maxAbsDiff, c.maxRelDiff, static_cast<long long>(c.mismatches));
-      std::string name = i < model.graph()->numOutputs() ? model.graph()->output(i)->name() : "?";
-      report += "  output '" + name + "': " + diff;
-      if (!c.message.empty())
-        report += " (" + c.message + ")";
-      report += "\n";
+    bool ok = true;
+    for (size_t sample = 0; sample < inputs_.size(); ++sample) {
+      std::vector<rt::RtValue> outputs;
+      std::string error;
+      if (!run(model, inputs_[sample], outputs, error)) {
+        report = "  the model no longer runs: " + error;
+        return false;
+      }
+      const std::vector<rt::RtValue> &reference = reference_[sample];
+      if (outputs.size() != reference.size()) {
+        report = "  the model has " + std::to_string(outputs.size()) + " outputs instead of " +
+                 std::to_string(reference.size());
+        return false;
+      }
+      figures_.outputs = outputs.size();
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        rt::Comparison c = rt::compareValues(outputs[i], reference[i], options_.rtol, options_.atol);
+        figures_.maxAbsDiff = std::max(figures_.maxAbsDiff, c.maxAbsDiff);
+        figures_.maxRelDiff = std::max(figures_.maxRelDiff, c.maxRelDiff);
+        if (c.ok)
+          continue;
+        ok = false;
+        char diff[160];
+        std::snprintf(diff, sizeof diff, "max abs diff %.6g, max rel diff %.6g, %lld element(s) differ",
+                      c.maxAbsDiff, c.maxRelDiff, static_cast<long long>(c.mismatches));
+        std::string name = i < model.graph()->numOutputs() ? model.graph()->output(i)->name() : "?";
+        report += "  output '" + name + "'" + (inputs_.size() > 1 ? " (sample " + std::to_string(sample) + ")" : "") +
+                  ": " + diff;
+        if (!c.message.empty())
+          report += " (" + c.message + ")";
+        report += "\n";
+      }
     }
     return ok;
   }
 
-  bool run(const Model &model, std::vector<rt::RtValue> &outputs, std::string &error) {
+  bool run(const Model &model, const std::vector<rt::RtValue> &inputs, std::vector<rt::RtValue> &outputs,
+           std::string &error) {
     rt::Interpreter interpreter(model);
-    rt::Status s = interpreter.run(*model.graph(), inputs_, outputs);
+    rt::Status s = interpreter.run(*model.graph(), inputs, outputs);
     if (!s.ok()) {
       error = s.message();
       return false;
@@ -221,8 +249,9 @@ private:
   }
 
   ModelCheckOptions options_;
-  std::vector<rt::RtValue> inputs_;
-  std::vector<rt::RtValue> reference_;
+  /// Per sample: the inputs, and the reference model's outputs on them.
+  std::vector<std::vector<rt::RtValue>> inputs_;
+  std::vector<std::vector<rt::RtValue>> reference_;
   CheckFigures figures_;
 };
 

@@ -22,6 +22,7 @@
 namespace onnxslim {
 
 class Model;
+class Tensor;
 
 /// What one comparison found, for the summary and reports.
 struct CheckFigures {
@@ -66,6 +67,10 @@ struct ModelCheckOptions {
   /// (runtime/Inputs.h loadInputSpecs), entry `specModel`; empty = none.
   std::string specFile;
   std::string specModel;
+  /// Samples of inputs, seeds seed, seed+1, ... (each compared).
+  int samples = 1;
+  /// Inputs given by the caller (real data), used in place of seeded ones.
+  std::map<std::string, std::shared_ptr<const Tensor>> inputs;
 };
 
 /// Given a model and a weight budget, Result: why the default model check

@@ -107,6 +107,9 @@ public:
   /// The non-default options as `key=value` separated by spaces ("" if none),
   /// so that a parsed pipeline prints back to the same text.
   virtual std::string optionsText() const { return {}; }
+  /// The names of the rewrite patterns this pass runs (--debug-only accepts
+  /// them besides pass names); none for a pass without patterns.
+  virtual std::vector<std::string> patternNames() const { return {}; }
 };
 
 } // namespace onnxslim

@@ -185,6 +185,8 @@ bool PassManager::runPass(Entry &entry, Model &model, unsigned round, bool &chan
     }
   }
 
+  if (options_.onPassStart)
+    options_.onPassStart(name, round);
   context_.setCurrentPass(name);
   auto start = std::chrono::steady_clock::now();
   changed = pass.run(model, context_);
@@ -242,12 +244,8 @@ bool PassManager::referenceRecorded(bool ok, const std::string &why, std::string
 
 bool PassManager::run(Model &model, std::string &error) {
   report_ = PassManagerReport{};
-  for (const std::vector<std::string> *names : {&options_.printIRBefore, &options_.printIRAfter})
-    for (const std::string &name : *names)
-      if (name != "all" && !registry_.lookup(name)) {
-        error = "unknown pass '" + name + "' in an --print-ir option (see --list-passes)";
-        return false;
-      }
+  if (!checkNames(error))
+    return false;
   auto start = std::chrono::steady_clock::now();
   bool checking = (options_.modelCheck || options_.modelCheckEach);
   if (checking && !checker_) {
@@ -314,6 +312,29 @@ bool PassManager::run(Model &model, std::string &error) {
     }
   }
   return true;
+}
+
+bool PassManager::checkNames(std::string &error) const {
+  for (const std::vector<std::string> *names : {&options_.printIRBefore, &options_.printIRAfter})
+    for (const std::string &name : *names)
+      if (name != "all" && !registry_.lookup(name)) {
+        error = "unknown pass '" + name + "' in an --print-ir option (see --list-passes)";
+        return false;
+      }
+  for (const std::string &name : options_.debugOnly)
+    if (name != "all" && !registry_.lookup(name) && !isPatternName(name)) {
+      error = "unknown pass or pattern '" + name + "' in --debug-only (see --list-passes)";
+      return false;
+    }
+  return true;
+}
+
+bool PassManager::isPatternName(std::string_view name) const {
+  for (const PassInfo *info : registry_.passes())
+    for (const std::string &pattern : info->create()->patternNames())
+      if (pattern == name)
+        return true;
+  return false;
 }
 
 std::vector<PassManager::EntryTiming> PassManager::timings() const {

@@ -56,6 +56,8 @@ struct PassManagerOptions {
   bool modelCheckBestEffort = false;
   /// Where IR dumps, debug lines and rollback notes go (stderr when null).
   std::ostream *log = nullptr;
+  /// Called as each pass starts, with its name and the round (progress).
+  std::function<void(std::string_view pass, unsigned round)> onPassStart;
 };
 
 /// What one run did.
@@ -84,6 +86,9 @@ public:
   /// those passes, Result: false with `error` for an unknown pass or a bad
   /// option (the pipeline is left unchanged then).
   bool parsePipeline(std::string_view text, std::string &error);
+  /// Result: false with `error` when the options name a pass (print-IR) or
+  /// a pass or pattern (debug-only) that the registry does not have.
+  bool checkNames(std::string &error) const;
   /// Given a pass, Execute: appends it.
   void addPass(std::unique_ptr<Pass> pass);
   /// The pipeline as text; parsePipeline(pipelineText()) rebuilds it.
@@ -146,6 +151,8 @@ private:
   bool runPass(Entry &entry, Model &model, unsigned round, bool &changed, std::string &error);
   void dumpIR(const Model &model, std::string_view when, std::string_view pass);
   bool selected(const std::vector<std::string> &names, std::string_view pass) const;
+  /// Whether some registered pass has a pattern named `name` (--debug-only).
+  bool isPatternName(std::string_view name) const;
   /// Given whether the reference run succeeded and why not, Result: true to
   /// go on (success, or a best-effort check noted as skipped), false with
   /// `error` set.

@@ -8,16 +8,18 @@
 //
 //   #include <onnxslim/onnxslim.h>
 //
-//   onnxslim::Result<std::unique_ptr<onnxslim::Model>> model = onnxslim::load("in.onnx");
-//   if (!model) { report(model.error()); return; }
+//   auto model = onnxslim::load("in.onnx");
+//   if (!model) return fail(model.error());
 //   onnxslim::OptimizeReport report = onnxslim::optimize(**model);
-//   if (!report.status) { report(report.status.message()); return; }
-//   onnxslim::Status saved = onnxslim::save(**model, "out.onnx");
+//   if (!report.status) return fail(report.status.message());
+//   if (onnxslim::Status saved = onnxslim::save(**model, "out.onnx"); !saved)
+//     return fail(saved.message());
 //
 // optimize() with default options gives exactly the model `onnxslim IN OUT`
 // writes (the command line is built on this function). Nothing here exits,
 // throws for a bad model, or prints: every failure is a value whose message
-// is one line naming the file and, where there is one, the node and op.
+// starts with one line naming the file and, where there is one, the node
+// and op (a comparison's details follow on further lines).
 //
 // The model is the IR (onnxslim/ir/IR.h); compilers that add passes of their
 // own register them in a PassRegistry (onnxslim/passes.h) and name them in
@@ -50,11 +52,19 @@ class PassRegistry;
 /// The library's version, "MAJOR.MINOR.PATCH" (the tool's --version too).
 std::string_view version();
 
+/// The newest ONNX versions this build reads, writes and validates.
+struct SupportedVersions {
+  int64_t irVersion = 0;    ///< ModelProto.ir_version
+  int64_t defaultOpset = 0; ///< the default (ai.onnx) domain's opset
+};
+SupportedVersions supportedVersions();
+
 //===----------------------------------------------------------------------===//
 // Errors as values
 //===----------------------------------------------------------------------===//
 
-/// Success, or a one-line message saying what failed (file, node, op).
+/// Success, or a message saying what failed: its first line names the file
+/// and, where there is one, the node and op; details may follow.
 class Status {
 public:
   /// Success.
@@ -105,8 +115,9 @@ private:
 //===----------------------------------------------------------------------===//
 
 enum class ModelFormat {
-  Auto,   ///< Reading: sniffed (text starts with '<' or is named *.txt / *.onnxtxt).
-          ///< Writing: text for *.txt / *.onnxtxt, else binary.
+  Auto,   ///< Reading: text for *.txt / *.onnxtxt, binary for *.onnx, else
+          ///< sniffed (text starts with '<'). Writing: text for *.txt /
+          ///< *.onnxtxt, else binary.
   Binary, ///< ONNX protobuf (ModelProto).
   Text,   ///< ONNX textual syntax (docs/TextFormat.md).
 };
@@ -157,7 +168,7 @@ struct WriteOptions {
 /// through, directories and devices refused), Result: success or why not.
 Status save(const Model &model, const std::string &path, const WriteOptions &options = {});
 /// Given a model, Result: its bytes in `options.format` (Auto: binary).
-/// External data cannot go to bytes: that is an error.
+/// External data cannot go to bytes (nor into text): that is an error.
 Result<std::string> saveToBytes(const Model &model, const WriteOptions &options = {});
 
 //===----------------------------------------------------------------------===//
@@ -204,6 +215,15 @@ struct OptimizeOptions {
   std::string target = "onnx";
   /// Passes to leave out of the pipeline (each must be a registered pass).
   std::vector<std::string> skipPasses;
+
+  /// Graph surgery, before any pass. `inputs`: values that become the main
+  /// graph's inputs, "NAME" or "NAME:dtype" (float32, float16, int64...):
+  /// what only feeds them goes, and an output that still needs a dropped
+  /// input is an error. `outputs`: values that become its outputs (what
+  /// only fed the old ones goes). `dropOutputs`: outputs to remove.
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::vector<std::string> dropOutputs;
   /// Main-graph input shapes to pin before inference: "NAME:1,3,224,224"
   /// (each dim a number, a symbol name or '?').
   std::vector<std::string> inputShapes;
@@ -226,10 +246,18 @@ struct OptimizeOptions {
   std::string checkSpecModel;
   /// Constant bytes up to which ModelCheckMode::Auto checks.
   uint64_t modelCheckBudget = uint64_t{256} << 20;
+  /// Samples of seeded inputs the check compares (seeds 0, 1, ...).
+  int checkSamples = 1;
+  /// Real inputs for the check, by input name, in place of seeded ones.
+  std::map<std::string, TensorPtr> checkInputs;
 
   /// Where pass names in `pipeline` are looked up; null: the built-in passes.
   /// Must outlive the call.
   const PassRegistry *registry = nullptr;
+
+  /// Called as each pass starts: its name, the round, and the seconds since
+  /// optimize() began (for a progress display).
+  std::function<void(std::string_view pass, unsigned round, double seconds)> onPassStart;
 
   //===--- Instrumentation (what --print-ir-*, --debug-only print) ------===//
   /// Where IR dumps, debug lines and warnings go; null: nowhere (warnings
@@ -304,11 +332,17 @@ struct OptimizeReport {
 OptimizeReport optimize(Model &model, const OptimizeOptions &options = {});
 
 /// Given options, Result: the error optimize() would give for them alone
-/// (unknown pass or target, bad pass option, malformed input shape), so
-/// that a caller can fail before reading a large model.
+/// (unknown pass or target, bad pass option, unknown name in printIR* or
+/// debugOnly, malformed input shape), so that a caller can fail before
+/// reading a large model.
 Status checkOptions(const OptimizeOptions &options);
 
-/// The default pipeline's text for a target ("onnx", "onnxruntime").
+/// Given a fusion's name, ours ("fuse-gelu") or OnnxSlim's ("FusionGelu"),
+/// Result: our pass's name, or "" when there is no such fusion.
+std::string fusionPassName(std::string_view name);
+
+/// The default pipeline's text for a target ("onnx", "onnxruntime"); "" for
+/// a target that does not exist.
 std::string defaultPipelineFor(std::string_view target = "onnx");
 
 //===----------------------------------------------------------------------===//

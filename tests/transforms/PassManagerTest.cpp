@@ -135,11 +135,24 @@ TEST(PassManager, SingleRoundStopsEarly) {
   PassRegistry registry = PassRegistry::withBuiltinPasses();
   TestModel m = needsTwoRounds();
   PassManager pm(registry);
+  pm.setMaxRounds(1); // a single run of the pipeline (the default is the fixed point)
   std::string error;
   ASSERT_TRUE(pm.parsePipeline(defaultPipeline(), error));
   ASSERT_TRUE(pm.run(m.model, error)) << error;
   EXPECT_EQ(pm.report().rounds, 1u);
   EXPECT_EQ(m.g->numNodes(), 2u); // Relu + the Identity keeping the output name
+}
+
+TEST(PassManager, DefaultsToTheCommandLinesFixedPoint) {
+  PassRegistry registry = PassRegistry::withBuiltinPasses();
+  TestModel m = needsTwoRounds();
+  PassManager pm(registry); // no setMaxRounds: what `onnxslim IN OUT` runs
+  std::string error;
+  ASSERT_TRUE(pm.parsePipeline(defaultPipeline(), error));
+  ASSERT_TRUE(pm.run(m.model, error)) << error;
+  EXPECT_GE(pm.report().rounds, 2u);
+  EXPECT_TRUE(pm.report().converged);
+  EXPECT_EQ(m.g->numNodes(), 1u);
 }
 
 TEST(PassManager, EmptyPipelineChangesNothing) {
@@ -225,6 +238,7 @@ TEST(PassManager, PassFailureStopsTheRun) {
   ASSERT_TRUE(registry.add<FailingPass>(true));
   TestModel m = needsTwoRounds();
   PassManager pm(registry);
+  pm.setMaxRounds(1); // a single run of the pipeline (the default is the fixed point)
   std::string error;
   ASSERT_TRUE(pm.parsePipeline("test-fails", error));
   EXPECT_FALSE(pm.run(m.model, error));
@@ -247,6 +261,7 @@ TEST(PassManager, ModelCheckEachRollsBackAWrongPass) {
   options.verifyEach = true;
   options.log = &log;
   PassManager pm(registry, options);
+  pm.setMaxRounds(1); // a single run of the pipeline (the default is the fixed point)
   pm.setOutputChecker(createRuntimeOutputChecker());
   std::string error;
   ASSERT_TRUE(pm.parsePipeline("eliminate-identity-ops,test-negate-first-output,eliminate-dead-nodes", error));
@@ -281,6 +296,7 @@ TEST(PassManager, ModelCheckRefusesAWrongResult) {
   PassManagerOptions options;
   options.modelCheck = true;
   PassManager pm(registry, options);
+  pm.setMaxRounds(1); // a single run of the pipeline (the default is the fixed point)
   pm.setOutputChecker(createRuntimeOutputChecker());
   std::string error;
   ASSERT_TRUE(pm.parsePipeline("test-negate-first-output", error));
