@@ -158,7 +158,9 @@ private:
       if (f.number == 1 && len) {
         out.name.assign(reinterpret_cast<const char *>(f.payload), f.payloadSize());
       } else if (f.number == 2 && f.type == WireType::Varint) {
-        if (f.varint > kOptional)
+        // UNDEFINED is no valid element type either (and is how an empty
+        // OptionalProto, otherwise byte-identical, says it holds nothing).
+        if (f.varint == kUndefined || f.varint > kOptional)
           return structuralFail(where, "SequenceProto elem_type " + std::to_string(f.varint) + " is not a valid value");
         elemType = f.varint;
       } else if (f.number == 3 && len) {

@@ -41,7 +41,11 @@ bool loadDataFile(const std::string &path, DataValue::Kind kind, DataValue &out,
 
 /// Given a path, Execute: parses the file as the first of TensorProto,
 /// SequenceProto, OptionalProto that it is, Result: the value (its kind
-/// says which), or false with the TensorProto reading's error.
+/// says which), or false with the TensorProto reading's error. Some bytes
+/// are two kinds at once (an OptionalProto holding one tensor is also a
+/// SequenceProto of one; an empty OptionalProto of elem_type TENSOR is also
+/// an empty SequenceProto): the first wins, so read by the declared type
+/// when there is one.
 bool loadDataFileAnyKind(const std::string &path, DataValue &out, std::string &error);
 
 /// Given a value's declared type (none: unknown), Result: the kind of data
