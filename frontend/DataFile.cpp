@@ -314,6 +314,22 @@ bool mapFile(const std::string &path, Bytes &b, std::string &error) {
   return true;
 }
 
+/// Reads the bytes as the first of TensorProto, SequenceProto, OptionalProto
+/// they are (see loadDataFileAnyKind).
+bool readAnyKind(const Bytes &b, const std::string &displayName, DataValue &out, std::string &error) {
+  std::string tensorError;
+  if (readBytes(b, displayName, Kind::Tensor, "", out, tensorError))
+    return true;
+  for (Kind k : {Kind::Sequence, Kind::Optional}) {
+    std::string ignored;
+    // An empty file would read as an empty optional: not for a guess.
+    if (b.begin != b.end && readBytes(b, displayName, k, "", out, ignored))
+      return true;
+  }
+  error = tensorError;
+  return false;
+}
+
 std::string typeText(const std::optional<Type> &t) {
   if (!t)
     return "of unknown type";
@@ -358,19 +374,7 @@ bool loadDataFile(const std::string &path, Kind kind, DataValue &out, std::strin
 
 bool loadDataFileAnyKind(const std::string &path, DataValue &out, std::string &error) {
   Bytes b;
-  if (!mapFile(path, b, error))
-    return false;
-  std::string tensorError;
-  if (readBytes(b, path, Kind::Tensor, "", out, tensorError))
-    return true;
-  for (Kind k : {Kind::Sequence, Kind::Optional}) {
-    std::string ignored;
-    // An empty file would read as an empty optional: not for a guess.
-    if (b.begin != b.end && readBytes(b, path, k, "", out, ignored))
-      return true;
-  }
-  error = tensorError;
-  return false;
+  return mapFile(path, b, error) && readAnyKind(b, path, out, error);
 }
 
 std::optional<Kind> dataKindOf(const std::optional<Type> &type) {
@@ -415,17 +419,18 @@ bool loadInputFile(const Graph &graph, const std::string &name, const std::strin
   if (!mapFile(path, b, error))
     return false;
   std::string wanted = name;
+  std::optional<DataValue> guessed;
   if (wanted.empty()) {
     // The file names its input: read it as whatever it is first.
-    DataValue any;
-    if (!loadDataFileAnyKind(path, any, error))
+    guessed.emplace();
+    if (!readAnyKind(b, path, *guessed, error))
       return false;
-    if (any.name.empty()) {
-      error = path + ": the " + std::string(dataMessageName(any.kind)) +
+    if (guessed->name.empty()) {
+      error = path + ": the " + std::string(dataMessageName(guessed->kind)) +
               " has no name; say which input it is (NAME=FILE.pb)";
       return false;
     }
-    wanted = any.name;
+    wanted = guessed->name;
   }
   auto it = std::find_if(graph.inputs().begin(), graph.inputs().end(),
                          [&](const Value *v) { return v->name() == wanted; });
@@ -446,7 +451,9 @@ bool loadInputFile(const Graph &graph, const std::string &name, const std::strin
     return false;
   }
   std::string forInput = " that input '" + wanted + "' (" + typeText(type) + ") needs";
-  if (!readBytes(b, path, *kind, forInput, out, error))
+  if (guessed && guessed->kind == *kind)
+    out = std::move(*guessed);
+  else if (!readBytes(b, path, *kind, forInput, out, error))
     return false;
   relabelStoredBFloat16(out, type);
   return true;
