@@ -201,4 +201,133 @@ bool saveTensorFile(const Tensor &tensor, const std::string &path, std::string &
       error);
 }
 
+namespace {
+
+// Field numbers of onnx-data.proto (SequenceProto, OptionalProto) and the
+// values of their DataType enums.
+constexpr uint32_t kNameField = 1, kElemTypeField = 2, kTensorField = 3, kSequenceField = 5;
+constexpr uint64_t kElemTensor = 1, kElemSequence = 3;
+
+void putVarint(std::string &out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+void putVarintField(std::string &out, uint32_t number, uint64_t v) {
+  putVarint(out, uint64_t{number} << 3);
+  putVarint(out, v);
+}
+
+void putLenField(std::string &out, uint32_t number, const std::string &payload) {
+  putVarint(out, (uint64_t{number} << 3) | 2);
+  putVarint(out, payload.size());
+  out += payload;
+}
+
+bool serializeTensor(const Tensor &t, const std::string &name, std::string &bytes, std::string &error) {
+  ExportOptions eo;
+  ProtoExporter ex(eo);
+  onnx::TensorProto tp;
+  if (!ex.exportTensor(t, tp, &name, false, false)) {
+    error = ex.error();
+    return false;
+  }
+  if (name.empty())
+    tp.clear_name();
+  if (tp.ByteSizeLong() > kProtobufLimit) {
+    error = "the tensor would be over protobuf's 2 GB limit";
+    return false;
+  }
+  bytes = tp.SerializeAsString();
+  return true;
+}
+
+bool serializeSequence(const std::vector<TensorPtr> &items, const std::string &name, std::string &bytes,
+                       std::string &error) {
+  bytes.clear();
+  if (!name.empty())
+    putLenField(bytes, kNameField, name);
+  putVarintField(bytes, kElemTypeField, kElemTensor);
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::string item;
+    if (!items[i]) {
+      error = "sequence element #" + std::to_string(i) + " has no tensor";
+      return false;
+    }
+    if (!serializeTensor(*items[i], "", item, error)) {
+      error = "sequence element #" + std::to_string(i) + ": " + error;
+      return false;
+    }
+    putLenField(bytes, kTensorField, item);
+  }
+  return true;
+}
+
+} // namespace
+
+bool serializeDataValue(const DataValue &value, std::string &bytes, std::string &error) {
+  switch (value.kind) {
+  case DataValue::Kind::Tensor:
+    if (!value.tensor) {
+      error = "no tensor to write";
+      return false;
+    }
+    return serializeTensor(*value.tensor, value.name, bytes, error);
+  case DataValue::Kind::Sequence:
+    return serializeSequence(value.sequence, value.name, bytes, error);
+  case DataValue::Kind::Optional: {
+    bytes.clear();
+    if (!value.name.empty())
+      putLenField(bytes, kNameField, value.name);
+    const DataValue *held = value.optional.get();
+    if (!held) {
+      uint64_t elem = 0; // UNDEFINED
+      if (value.emptyOf && value.emptyOf->kind() == Type::Kind::Tensor)
+        elem = kElemTensor;
+      else if (value.emptyOf && value.emptyOf->kind() == Type::Kind::Sequence)
+        elem = kElemSequence;
+      putVarintField(bytes, kElemTypeField, elem);
+      return true;
+    }
+    std::string inner;
+    if (held->kind == DataValue::Kind::Tensor && held->tensor) {
+      if (!serializeTensor(*held->tensor, "", inner, error))
+        return false;
+      putVarintField(bytes, kElemTypeField, kElemTensor);
+      putLenField(bytes, kTensorField, inner);
+      return true;
+    }
+    if (held->kind == DataValue::Kind::Sequence) {
+      if (!serializeSequence(held->sequence, "", inner, error))
+        return false;
+      putVarintField(bytes, kElemTypeField, kElemSequence);
+      putLenField(bytes, kSequenceField, inner);
+      return true;
+    }
+    error = "an optional can hold a tensor or a sequence, not an optional";
+    return false;
+  }
+  }
+  error = "unknown value kind";
+  return false;
+}
+
+bool saveDataFile(const DataValue &value, const std::string &path, std::string &error) {
+  std::string bytes;
+  if (!serializeDataValue(value, bytes, error)) {
+    error = path + ": " + error;
+    return false;
+  }
+  return writeFileAtomically(
+      path,
+      [&](std::ostream &os, std::string &) {
+        os.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        return true;
+      },
+      error);
+}
+
 } // namespace onnxslim

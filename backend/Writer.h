@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/DataValue.h"
 #include "ir/IR.h"
 #include "ir/Tensor.h"
 
@@ -58,6 +59,17 @@ std::string serializeModel(const Model &model);
 /// Given a tensor and a path, Execute: writes it as a standalone serialized
 /// TensorProto (the conformance suite's .pb format), atomically.
 bool saveTensorFile(const Tensor &tensor, const std::string &path, std::string &error);
+
+/// Given a value, Execute: serializes it as the data file of its kind — a
+/// TensorProto (string tensors as string_data), a SequenceProto
+/// (elem_type TENSOR) or an OptionalProto (elem_type of the held value; of
+/// `emptyOf` when empty) — with `value.name` as the name field,
+/// Result: the bytes, or false with `error` set.
+bool serializeDataValue(const DataValue &value, std::string &bytes, std::string &error);
+
+/// Given a value and a path, Execute: writes serializeDataValue's bytes
+/// atomically, Result: false with `error` naming the path on failure.
+bool saveDataFile(const DataValue &value, const std::string &path, std::string &error);
 
 /// Given a path and a writer, Execute: creates a temporary file in the target
 /// directory, lets `writer` fill it through a buffered stream, fsyncs it and

@@ -297,7 +297,7 @@ Status makeInputs(const Graph &graph, const InputOptions &opts, std::vector<RtVa
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
     const Value *in = graph.input(i);
     const InputSpec *spec = findSpec(opts, in->name());
-    if (in->initializer() && !spec)
+    if ((in->initializer() && !spec) || opts.provided.count(in->name()))
       continue;
     std::string label = "input '" + in->name() + "'";
     const std::optional<Type> &ty = in->type();
@@ -399,6 +399,56 @@ Status parseDimFlag(std::string_view flag, std::map<std::string, int64_t> &dims)
     return Status::error("expected a non-negative integer after '=' in '" + std::string(flag) + "'");
   dims[std::string(flag.substr(0, eq))] = v;
   return Status::success();
+}
+
+RtValue fromDataValue(const DataValue &value) {
+  switch (value.kind) {
+  case DataValue::Kind::Tensor:
+    return RtValue::fromTensor(value.tensor);
+  case DataValue::Kind::Sequence:
+    return RtValue::fromSequence(value.sequence);
+  case DataValue::Kind::Optional: {
+    RtValue out;
+    out.kind = RtValue::Kind::Optional;
+    if (value.optional)
+      out.optional = std::make_shared<const RtValue>(fromDataValue(*value.optional));
+    else
+      out.elemType = value.emptyOf;
+    return out;
+  }
+  }
+  return RtValue();
+}
+
+Status toDataValue(const RtValue &value, const std::string &name, DataValue &out) {
+  switch (value.kind) {
+  case RtValue::Kind::None:
+    break;
+  case RtValue::Kind::Tensor:
+    if (!value.tensor)
+      break;
+    out = DataValue::ofTensor(value.tensor, name);
+    return Status::success();
+  case RtValue::Kind::Sequence:
+    out = DataValue::ofSequence(value.sequence, name);
+    return Status::success();
+  case RtValue::Kind::Optional: {
+    if (!value.optional) {
+      out = DataValue::ofOptional(nullptr, name);
+      out.emptyOf = value.elemType;
+      return Status::success();
+    }
+    if (value.optional->kind == RtValue::Kind::Optional)
+      return Status::error("'" + name + "' is an optional holding an optional, which no OptionalProto file here stores");
+    auto held = std::make_shared<DataValue>();
+    Status s = toDataValue(*value.optional, "", *held);
+    if (!s.ok())
+      return s;
+    out = DataValue::ofOptional(std::move(held), name);
+    return Status::success();
+  }
+  }
+  return Status::error("'" + name + "' has no value");
 }
 
 } // namespace onnxslim::rt

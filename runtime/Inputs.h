@@ -8,15 +8,19 @@
 // per-input spec (from tests/models/models.json or the caller) can fix the
 // dtype, the shape, a range or a constant value. The generator is a fixed
 // algorithm (splitmix64), so a seed gives the same values on every machine.
+// Values read from or written to data files (ir/DataValue.h) convert to and
+// from runtime values here.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/DataValue.h"
 #include "runtime/Kernel.h"
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -43,6 +47,8 @@ struct InputOptions {
   int64_t defaultDim = 1;
   /// Per-input overrides, matched by name.
   std::vector<InputSpec> specs;
+  /// Inputs the caller feeds itself (from files): left None, not generated.
+  std::set<std::string> provided;
 };
 
 /// Given a graph and options, Execute: makes one value per graph input, in
@@ -62,5 +68,13 @@ Status loadInputSpecs(const std::string &jsonPath, const std::string &modelName,
 
 /// Given "SYMBOL=N", Execute: records it in `dims`; error on bad syntax.
 Status parseDimFlag(std::string_view flag, std::map<std::string, int64_t> &dims);
+
+/// Given a value read from a data file, Result: the same runtime value.
+RtValue fromDataValue(const DataValue &value);
+
+/// Given a runtime value and the name to store it under, Execute: converts
+/// it to a data-file value, Result: `out`, or an error for a missing value
+/// (Kind::None, or an optional holding an optional).
+Status toDataValue(const RtValue &value, const std::string &name, DataValue &out);
 
 } // namespace onnxslim::rt

@@ -3,12 +3,16 @@
 // Both commands load models with the command line's loader (binary or text),
 // make inputs with runtime/Inputs (seeded, dtype- and shape-aware, with
 // --input files and --input-specs overriding), run them in the interpreter
-// and report. Errors name the file and, for a failing node, the node and op.
+// and report. Input files are read by frontend/DataFile as the kind of value
+// their input declares (TensorProto, SequenceProto, OptionalProto); outputs
+// are written by backend/Writer the same way. Errors are one line naming the
+// file and, for a failing node, the node and op.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/RunCommands.h"
 
 #include "backend/Writer.h"
+#include "frontend/DataFile.h"
 #include "frontend/Loader.h"
 #include "ir/Verifier.h"
 #include "runtime/Inputs.h"
@@ -21,6 +25,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 namespace onnxslim::tools {
 namespace {
@@ -86,44 +91,66 @@ bool inputOptions(const InputArgs &args, const std::string &modelPath, rt::Input
   return true;
 }
 
-/// Graph inputs that the caller must feed (those not backed by an initializer).
-std::vector<const Value *> fedInputs(const Graph &graph) {
-  std::vector<const Value *> out;
-  for (const Value *v : graph.inputs())
-    if (!v->isInitializer())
-      out.push_back(v);
-  return out;
-}
-
-/// Given --input flags, Execute: replaces the generated values of the named
-/// inputs with the tensors read from the files.
-bool applyInputFiles(const Graph &graph, const std::vector<std::string> &flags,
-                     std::vector<rt::RtValue> &inputs, std::string &error) {
+/// Given --input flags (NAME=FILE.pb, or FILE.pb naming its input itself),
+/// Execute: reads each file as the kind of value its input declares
+/// (TensorProto, SequenceProto, OptionalProto), Result: the values by
+/// input position, or false with a one-line error naming the file.
+bool readInputFiles(const Graph &graph, const std::vector<std::string> &flags,
+                    std::map<size_t, DataValue> &values, std::string &error) {
   for (const std::string &flag : flags) {
     size_t eq = flag.find('=');
     std::string name = eq == std::string::npos ? "" : flag.substr(0, eq);
     std::string file = eq == std::string::npos ? flag : flag.substr(eq + 1);
-    TensorPtr t = loadTensorFile(file, error);
-    if (!t)
-      return false;
-    if (name.empty())
-      name = t->name;
-    auto it = std::find_if(graph.inputs().begin(), graph.inputs().end(),
-                           [&](const Value *v) { return v->name() == name; });
-    if (name.empty() || it == graph.inputs().end()) {
-      std::string names;
-      for (const Value *v : fedInputs(graph))
-        names += (names.empty() ? "" : ", ") + v->name();
-      error = "--input " + flag + ": '" + name + "' is not an input of the model (inputs: " + names +
-              "); use --input NAME=FILE.pb";
+    if (eq != std::string::npos && name.empty()) {
+      error = "--input " + flag + ": no input name before '='";
       return false;
     }
-    size_t index = static_cast<size_t>(it - graph.inputs().begin());
-    if (inputs.size() <= index)
-      inputs.resize(index + 1);
-    inputs[index] = rt::RtValue::fromTensor(std::move(t));
+    size_t index = 0;
+    DataValue value;
+    if (!loadInputFile(graph, name, file, index, value, error)) {
+      if (name.empty() && error.find("is not an input of the model") != std::string::npos)
+        error += "; use --input NAME=FILE.pb";
+      return false;
+    }
+    if (!values.emplace(index, std::move(value)).second) {
+      error = "--input " + flag + ": input '" + graph.input(index)->name() + "' is given more than once";
+      return false;
+    }
   }
   return true;
+}
+
+RunValue toRunValue(const DataValue &v) {
+  switch (v.kind) {
+  case DataValue::Kind::Tensor:
+    return RunValue::fromTensor(v.tensor);
+  case DataValue::Kind::Sequence: {
+    RunValue out;
+    out.kind = RunValue::Kind::Sequence;
+    out.sequence = v.sequence;
+    return out;
+  }
+  case DataValue::Kind::Optional: {
+    RunValue out;
+    out.kind = RunValue::Kind::Optional;
+    if (v.optional)
+      out.optional = std::make_shared<const RunValue>(toRunValue(*v.optional));
+    return out;
+  }
+  }
+  return RunValue();
+}
+
+std::string describeValue(const DataValue &v) {
+  switch (v.kind) {
+  case DataValue::Kind::Tensor:
+    return describeTensor(*v.tensor);
+  case DataValue::Kind::Sequence:
+    return "sequence of " + std::to_string(v.sequence.size()) + " tensor(s)";
+  case DataValue::Kind::Optional:
+    return v.optional ? "optional holding " + describeValue(*v.optional) : "empty optional";
+  }
+  return "?";
 }
 
 } // namespace
@@ -137,14 +164,20 @@ int runModelCommand(const RunArgs &args) {
   if (!inputOptions(args.in, args.model, opts, error))
     return fail(error);
   const Graph &graph = *model->graph();
+  std::map<size_t, DataValue> given;
+  if (!readInputFiles(graph, args.in.inputs, given, error))
+    return fail(error);
+  for (const auto &[index, value] : given)
+    opts.provided.insert(graph.input(index)->name());
   std::vector<rt::RtValue> inputs, outputs;
   rt::Status s = rt::makeInputs(graph, opts, inputs);
   if (!s.ok())
     return fail(args.model + ": " + s.message());
-  if (!applyInputFiles(graph, args.in.inputs, inputs, error))
-    return fail(error);
+  for (const auto &[index, value] : given)
+    inputs[index] = rt::fromDataValue(value);
   rt::RunOptions runOpts;
   runOpts.profile = args.profile;
+  runOpts.checkInputShapes = !args.noInputShapeCheck;
   rt::Interpreter interp(*model, rt::OpRegistry::builtin(), runOpts);
   s = interp.run(graph, inputs, outputs);
   if (!s.ok())
@@ -175,21 +208,38 @@ int runModelCommand(const RunArgs &args) {
                   total > 0 ? 100 * p.seconds / total : 0.0);
   }
 
+  // Every output is converted and serialized before the first file is
+  // written, so that an output that cannot be stored leaves nothing behind.
+  struct Pending {
+    DataValue value;
+    std::string path;
+    std::string bytes;
+  };
+  std::vector<Pending> files;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string &name = graph.output(i)->name();
+    Pending p;
+    s = rt::toDataValue(outputs[i], name, p.value);
+    if (!s.ok())
+      return fail(args.model + ": output " + s.message());
+    if (!serializeDataValue(p.value, p.bytes, error))
+      return fail(args.model + ": output '" + name + "': " + error);
+    p.path = (std::filesystem::path(args.outputDir) / fileNameFor(name)).string();
+    files.push_back(std::move(p));
+  }
   std::error_code ec;
   std::filesystem::create_directories(args.outputDir, ec);
   if (ec)
     return fail("cannot create " + args.outputDir + ": " + ec.message());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string &name = graph.output(i)->name();
-    if (!outputs[i].isTensor())
-      return fail(args.model + ": output '" + name + "' is not a tensor (sequence and optional outputs cannot be written as TensorProto)");
-    Tensor named(*outputs[i].tensor);
-    named.name = name;
-    std::string path = (std::filesystem::path(args.outputDir) / fileNameFor(name)).string();
-    if (!saveTensorFile(named, path, error))
+  for (const Pending &p : files) {
+    auto write = [&](std::ostream &os, std::string &) {
+      os.write(p.bytes.data(), static_cast<std::streamsize>(p.bytes.size()));
+      return true;
+    };
+    if (!writeFileAtomically(p.path, write, error))
       return fail(error);
     if (!args.quiet)
-      std::cout << name << ": " << describeTensor(named) << " -> " << path << "\n";
+      std::cout << p.value.name << ": " << describeValue(p.value) << " -> " << p.path << "\n";
   }
   return 0;
 }
@@ -220,16 +270,11 @@ int verifyModelsCommand(const VerifyArgs &args) {
     opts.specModel = colon != std::string::npos ? args.in.inputSpecs.substr(colon + 1)
                                                 : std::filesystem::path(args.modelA).stem().string();
   }
-  for (const std::string &flag : args.in.inputs) {
-    size_t eq = flag.find('=');
-    TensorPtr t = loadTensorFile(eq == std::string::npos ? flag : flag.substr(eq + 1), error);
-    if (!t)
-      return fail(error);
-    std::string name = eq == std::string::npos ? t->name : flag.substr(0, eq);
-    if (name.empty())
-      return fail("--input " + flag + ": the tensor has no name; use --input NAME=FILE.pb");
-    opts.inputs[name] = RunValue::fromTensor(std::move(t));
-  }
+  std::map<size_t, DataValue> given;
+  if (!readInputFiles(*a->graph(), args.in.inputs, given, error))
+    return fail(error);
+  for (const auto &[index, value] : given)
+    opts.inputs[a->graph()->input(index)->name()] = toRunValue(value);
   Result<VerifyReport> report = verify(*a, *b, opts);
   if (!report)
     return fail(report.error());

@@ -4,11 +4,16 @@
 //
 //   onnxslim run MODEL [--input NAME=FILE.pb ...] [--seed N] [--dim SYM=N]
 //                      [--input-specs FILE[:NAME]] [--output-dir DIR] [--bench N]
-//     runs MODEL on the given TensorProto inputs (others: seeded random
+//                      [--no-input-shape-check]
+//     runs MODEL on the given inputs (TensorProto, SequenceProto or
+//     OptionalProto files, read as the kind each input declares; FILE.pb
+//     alone names its input by its own name field; others: seeded random
 //     values that respect each input's dtype and shape) and writes every
-//     output as DIR/<output name>.pb (characters outside [A-Za-z0-9._-]
-//     become '_', as tools/oracle/oracle.js names them). --bench N then
-//     runs it N more times and prints "latency_ms: <median>" (one thread).
+//     output the same way, as DIR/<output name>.pb (characters outside
+//     [A-Za-z0-9._-] become '_', as tools/oracle/oracle.js names them),
+//     with the output's name in the file. A bad input file is one error
+//     line, exit status 1, and nothing is written. --bench N then runs it
+//     N more times and prints "latency_ms: <median>" (one thread).
 //
 //   onnxslim verify A B [--samples N] [--seed N] [--dim SYM=N] [--rtol R]
 //                       [--atol A] [--input-specs FILE[:NAME]]
@@ -29,7 +34,7 @@ namespace onnxslim::tools {
 struct InputArgs {
   uint64_t seed = 0;
   std::vector<std::string> dims;   ///< SYM=N
-  std::vector<std::string> inputs; ///< NAME=FILE.pb or FILE.pb (name from the TensorProto)
+  std::vector<std::string> inputs; ///< NAME=FILE.pb or FILE.pb (name from the file's name field)
   std::string inputSpecs;          ///< FILE[:NAME] (tests/models/models.json format)
 };
 
@@ -42,6 +47,8 @@ struct RunArgs {
   int benchRuns = 0;
   /// Print the time spent per op type (with --bench: over the timed runs).
   bool profile = false;
+  /// Accept inputs whose shapes contradict the model's declared input shapes.
+  bool noInputShapeCheck = false;
 };
 
 struct VerifyArgs {

@@ -600,12 +600,14 @@ int main(int argc, char **argv) {
   checkCmd->add_option("model", checkInput, "Model")->required();
 
   RunArgs runArgs;
-  CLI::App *run = app.add_subcommand("run", "Run a model in the interpreter and write its outputs as TensorProto files");
+  CLI::App *run = app.add_subcommand("run", "Run a model in the interpreter and write its outputs as .pb files (TensorProto, SequenceProto, OptionalProto)");
   run->add_option("model", runArgs.model, "Model")->required();
   run->add_option("--output-dir", runArgs.outputDir, "Where <output name>.pb files go (default: .)");
   run->add_flag("-q,--quiet", runArgs.quiet, "Do not list the outputs");
   run->add_option("--bench", runArgs.benchRuns, "Then run N more times and print the median latency");
   run->add_flag("--profile", runArgs.profile, "Print the time spent in each op type");
+  run->add_flag("--no-input-shape-check", runArgs.noInputShapeCheck,
+                "Accept input files whose shapes contradict the model's declared input shapes");
   VerifyArgs verifyArgs;
   CLI::App *verifyCmd =
       app.add_subcommand("verify", "Run two models on the same seeded inputs and compare their outputs");
@@ -615,8 +617,10 @@ int main(int argc, char **argv) {
   verifyCmd->add_option("--rtol", verifyArgs.rtol, "Relative tolerance (default 1e-4)");
   verifyCmd->add_option("--atol", verifyArgs.atol, "Absolute tolerance (default 1e-5)");
   for (auto [cmd, in] : {std::pair{run, &runArgs.in}, std::pair{verifyCmd, &verifyArgs.in}}) {
-    repeatable(cmd->add_option(
-        "--input", in->inputs, "Input from a TensorProto file: NAME=FILE.pb or FILE.pb (repeatable)"));
+    repeatable(cmd->add_option("--input", in->inputs,
+                               "Input from a TensorProto, SequenceProto or OptionalProto file: NAME=FILE.pb or "
+                               "FILE.pb (repeatable)"),
+               '\0');
     cmd->add_option("--seed", in->seed, "Seed of the random inputs (default 0)");
     repeatable(
         cmd->add_option("--dim", in->dims, "Size of a symbolic input dim: SYM=N (repeatable; others are 1)"));
