@@ -31,6 +31,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <sys/stat.h>
 
 using namespace onnxslim;
@@ -97,6 +98,8 @@ struct MainArgs {
   std::string inputSpecs;        ///< FILE[:NAME] for --model-check inputs
   bool noShapeInfer = false;
   int64_t foldSizeLimit = -1; ///< --fold-size-limit BYTES (-1: default)
+  std::string dtype;          ///< --dtype fp16|fp32 ("": keep the model's)
+  std::string keepIOTypes;    ///< --keep-io-types true|false ("": true)
 };
 
 PassRegistry makeRegistry(const MainArgs &args) {
@@ -180,10 +183,34 @@ int runMain(MainArgs &args) {
   if (Status s = checkOptions(args.opt); !s)
     return fail(s.message());
 
+  // --dtype: convert-float-type runs once after the optimizing pipeline.
+  std::optional<OptimizeOptions> convert;
+  if (!args.dtype.empty() || !args.keepIOTypes.empty()) {
+    if (args.dtype != "fp16" && args.dtype != "fp32")
+      return fail(args.dtype.empty() ? "--keep-io-types needs --dtype fp16|fp32"
+                                     : "--dtype takes fp16 or fp32, not '" + args.dtype + "'");
+    if (!args.keepIOTypes.empty() && args.keepIOTypes != "true" && args.keepIOTypes != "false")
+      return fail("--keep-io-types takes true or false, not '" + args.keepIOTypes + "'");
+    convert = args.opt;
+    convert->pipeline = "convert-float-type{to=" + std::string(args.dtype == "fp16" ? "float16" : "float32") +
+                        (args.keepIOTypes == "false" ? " keep-io-types=false" : "") + "}" +
+                        (args.noShapeInfer ? "" : ",infer-shapes{value-info=true}");
+    convert->modelCheck = ModelCheckMode::Off; // float16 outputs differ beyond its tolerances
+    if (Status s = checkOptions(*convert); !s)
+      return fail(s.message());
+  }
+
   std::unique_ptr<Model> model = loadAny(args.input, error);
   if (!model)
     return fail(error);
   OptimizeReport report = optimize(*model, args.opt);
+  if (convert && report.status) {
+    OptimizeReport converted = optimize(*model, *convert);
+    report.status = converted.status;
+    report.after = converted.after;
+    report.statisticsText += converted.statisticsText;
+    report.timingText += converted.timingText;
+  }
   if (args.stats)
     std::cerr << report.statisticsText;
   if (args.timing)
@@ -221,6 +248,9 @@ int runMain(MainArgs &args) {
     printSummary(std::cout, args.input, before, args.output, after, seconds);
     if (report.modelChecked)
       printModelCheck(std::cout, report.check);
+    if (report.modelChecked && convert)
+      std::cout << "model check: made before the --dtype conversion (compare float16 outputs with 'onnxslim verify "
+                << args.input << " " << args.output << " --rtol 1e-2 --atol 1e-3')\n";
     else if (args.opt.modelCheck == ModelCheckMode::Auto && !args.passesGiven)
       std::cout << "model check: skipped: " << report.modelCheckSkipped << " (--model-check to require it)\n";
   }
@@ -317,6 +347,12 @@ int main(int argc, char **argv) {
   app.add_option("--fold-size-limit", mainArgs.foldSizeLimit,
                  "Do not fold a constant larger than BYTES and than its inputs (default 1048576)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--dtype", mainArgs.dtype,
+                 "Then convert float32 weights and computation to float16 (fp16) or float16 to float32 (fp32); "
+                 "ops without a float16 form stay float32 behind Casts");
+  app.add_option("--keep-io-types", mainArgs.keepIOTypes,
+                 "With --dtype: keep the declared types of the model's inputs and outputs (true, the default) "
+                 "or convert them too (false)");
   app.add_option("--dim", mainArgs.dims, "Size of a symbolic input dim for --model-check (SYM=N, repeatable)");
   app.add_option("--input-specs", mainArgs.inputSpecs,
                  "Input shapes/values for --model-check from a models.json file (FILE[:NAME])");
