@@ -31,7 +31,6 @@
 
 #include <chrono>
 #include <iostream>
-#include <optional>
 #include <sys/stat.h>
 
 using namespace onnxslim;
@@ -184,33 +183,21 @@ int runMain(MainArgs &args) {
     return fail(s.message());
 
   // --dtype: convert-float-type runs once after the optimizing pipeline.
-  std::optional<OptimizeOptions> convert;
-  if (!args.dtype.empty() || !args.keepIOTypes.empty()) {
+  bool convert = !args.dtype.empty() || !args.keepIOTypes.empty();
+  if (convert) {
     if (args.dtype != "fp16" && args.dtype != "fp32")
       return fail(args.dtype.empty() ? "--keep-io-types needs --dtype fp16|fp32"
                                      : "--dtype takes fp16 or fp32, not '" + args.dtype + "'");
     if (!args.keepIOTypes.empty() && args.keepIOTypes != "true" && args.keepIOTypes != "false")
       return fail("--keep-io-types takes true or false, not '" + args.keepIOTypes + "'");
-    convert = args.opt;
-    convert->pipeline = "convert-float-type{to=" + std::string(args.dtype == "fp16" ? "float16" : "float32") +
-                        (args.keepIOTypes == "false" ? " keep-io-types=false" : "") + "}" +
-                        (args.noShapeInfer ? "" : ",infer-shapes{value-info=true}");
-    convert->modelCheck = ModelCheckMode::Off; // float16 outputs differ beyond its tolerances
-    if (Status s = checkOptions(*convert); !s)
-      return fail(s.message());
+    args.opt.floatType = args.dtype == "fp16" ? "float16" : "float32";
+    args.opt.keepIOTypes = args.keepIOTypes != "false";
   }
 
   std::unique_ptr<Model> model = loadAny(args.input, error);
   if (!model)
     return fail(error);
   OptimizeReport report = optimize(*model, args.opt);
-  if (convert && report.status) {
-    OptimizeReport converted = optimize(*model, *convert);
-    report.status = converted.status;
-    report.after = converted.after;
-    report.statisticsText += converted.statisticsText;
-    report.timingText += converted.timingText;
-  }
   if (args.stats)
     std::cerr << report.statisticsText;
   if (args.timing)
@@ -248,9 +235,11 @@ int runMain(MainArgs &args) {
     printSummary(std::cout, args.input, before, args.output, after, seconds);
     if (report.modelChecked)
       printModelCheck(std::cout, report.check);
-    if (report.modelChecked && convert)
+    if (report.modelChecked && convert && args.opt.modelCheck == ModelCheckMode::Auto)
       std::cout << "model check: made before the --dtype conversion (compare float16 outputs with 'onnxslim verify "
-                << args.input << " " << args.output << " --rtol 1e-2 --atol 1e-3')\n";
+                << args.input << " " << args.output << " --rtol 1e-2 --atol 1e-3', or --model-check)\n";
+    else if (report.modelChecked && convert)
+      std::cout << "model check: the --dtype conversion matches too (rtol 1e-2, atol 1e-3)\n";
     else if (args.opt.modelCheck == ModelCheckMode::Auto && !args.passesGiven)
       std::cout << "model check: skipped: " << report.modelCheckSkipped << " (--model-check to require it)\n";
   }
