@@ -173,6 +173,12 @@ void fillPassReports(const PassManager &pm, OptimizeReport &report) {
   report.timingText = timing.str();
 }
 
+/// The pipeline of OptimizeOptions::floatType, run once after the others.
+std::string floatTypePipeline(const OptimizeOptions &options) {
+  return "convert-float-type{to=" + options.floatType + (options.keepIOTypes ? "" : " keep-io-types=false") +
+         "},eliminate-dead-nodes,eliminate-unused-initializers";
+}
+
 } // namespace
 
 std::string defaultPipelineFor(std::string_view target) {
@@ -193,6 +199,8 @@ std::string fusionPassName(std::string_view name) {
 }
 
 Status checkOptions(const OptimizeOptions &options) {
+  if (!options.floatType.empty() && options.floatType != "float16" && options.floatType != "float32")
+    return Status::error("unknown float type '" + options.floatType + "' (float16, float32)");
   const PassRegistry &registry = options.registry ? *options.registry : builtinRegistry();
   Result<std::string> pipeline = pipelineFor(options, registry);
   if (!pipeline)
@@ -200,6 +208,8 @@ Status checkOptions(const OptimizeOptions &options) {
   PassManager pm(registry, passManagerOptions(options, nullStream()));
   std::string error;
   if (!pm.parsePipeline(*pipeline, error) || !pm.checkNames(error))
+    return Status::error(error);
+  if (!options.floatType.empty() && !pm.parsePipeline(floatTypePipeline(options), error))
     return Status::error(error);
   Result<std::map<std::string, Shape>> shapes = inputShapesFor(options);
   return shapes ? Status() : shapes.status();
@@ -285,6 +295,26 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   // where wanted); types known only in memory are dropped so that text and
   // binary output agree.
   bool ok = pm.run(model, error);
+  // 4b. The float type, once, after the fixed point; its model check (when
+  // required) uses float16 tolerances against the model before it.
+  std::unique_ptr<PassManager> convert;
+  if (ok && !options.floatType.empty()) {
+    convert = std::make_unique<PassManager>(registry, passManagerOptions(options, log));
+    if (!convert->parsePipeline(floatTypePipeline(options), error))
+      return finish(Status::error(error));
+    convert->setMaxRounds(1);
+    if (options.modelCheck == ModelCheckMode::Require || options.modelCheck == ModelCheckMode::EachPass) {
+      ModelCheckOptions check;
+      check.rtol = 1e-2;
+      check.atol = 1e-3;
+      check.dims = options.checkDims;
+      check.specFile = options.checkSpecFile;
+      check.specModel = options.checkSpecModel;
+      check.preferredDims = {32, 64, 512};
+      convert->setOutputChecker(createRuntimeOutputChecker(check));
+    }
+    ok = convert->run(model, error);
+  }
   if (ok && !given) {
     if (options.shapeInference)
       inferAndRecordValueInfo(model);
@@ -304,6 +334,17 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   for (const std::string &w : pm.context().warnings())
     report.warnings.push_back(w);
   fillPassReports(pm, report);
+  if (convert) {
+    report.changed = report.changed || convert->report().changed;
+    for (const std::string &w : convert->context().warnings())
+      report.warnings.push_back(w);
+    OptimizeReport converted;
+    fillPassReports(*convert, converted);
+    for (PassReport &p : converted.passes)
+      report.passes.push_back(std::move(p));
+    report.statisticsText += converted.statisticsText;
+    report.timingText += converted.timingText;
+  }
   if (!ok)
     return finish(Status::error(name + ": " + error));
 

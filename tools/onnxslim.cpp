@@ -114,6 +114,8 @@ struct MainArgs {
   bool emitGiven = false;
   double progressAfter = 1.0;      ///< seconds before a progress line shows (terminal only)
   std::vector<std::string> report; ///< --report FORMAT FILE
+  std::string dtype;          ///< --dtype fp16|fp32 ("": keep the model's)
+  std::string keepIOTypes;    ///< --keep-io-types true|false ("": true)
 };
 
 PassRegistry makeRegistry(const MainArgs &args) {
@@ -346,6 +348,18 @@ int runMain(MainArgs &args) {
   if (Status s = checkOptions(args.opt); !s)
     return fail(s.message());
 
+  // --dtype: convert-float-type runs once after the optimizing pipeline.
+  bool convert = !args.dtype.empty() || !args.keepIOTypes.empty();
+  if (convert) {
+    if (args.dtype != "fp16" && args.dtype != "fp32")
+      return fail(args.dtype.empty() ? "--keep-io-types needs --dtype fp16|fp32"
+                                     : "--dtype takes fp16 or fp32, not '" + args.dtype + "'");
+    if (!args.keepIOTypes.empty() && args.keepIOTypes != "true" && args.keepIOTypes != "false")
+      return fail("--keep-io-types takes true or false, not '" + args.keepIOTypes + "'");
+    args.opt.floatType = args.dtype == "fp16" ? "float16" : "float32";
+    args.opt.keepIOTypes = args.keepIOTypes != "false";
+  }
+
   std::unique_ptr<Model> model = loadAny(args.input, error);
   if (!model)
     return fail(error);
@@ -409,6 +423,11 @@ int runMain(MainArgs &args) {
     printSummary(std::cout, args.input, before, args.output, after, seconds);
     if (report.modelChecked)
       printModelCheck(std::cout, report.check);
+    if (report.modelChecked && convert && args.opt.modelCheck == ModelCheckMode::Auto)
+      std::cout << "model check: made before the --dtype conversion (compare float16 outputs with 'onnxslim verify "
+                << args.input << " " << args.output << " --rtol 1e-2 --atol 1e-3', or --model-check)\n";
+    else if (report.modelChecked && convert)
+      std::cout << "model check: the --dtype conversion matches too (rtol 1e-2, atol 1e-3)\n";
     else if (args.opt.modelCheck == ModelCheckMode::Auto && !args.passesGiven)
       std::cout << "model check: skipped: " << report.modelCheckSkipped << " (--model-check to require it)\n";
   }
@@ -539,6 +558,14 @@ int main(int argc, char **argv) {
   repeatable(
       app.add_option("--dim", mainArgs.dims, "Size of a symbolic input dim for the model check (SYM=N, repeatable)"))
       ->group(kCheck);
+  app.add_option("--dtype", mainArgs.dtype,
+                 "Then convert float32 weights and computation to float16 (fp16) or float16 to float32 (fp32); "
+                 "ops without a float16 form stay float32 behind Casts")
+      ->group(kOpt);
+  app.add_option("--keep-io-types", mainArgs.keepIOTypes,
+                 "With --dtype: keep the declared types of the model's inputs and outputs (true, the default) "
+                 "or convert them too (false)")
+      ->group(kOpt);
   app.add_option("--input-specs", mainArgs.inputSpecs,
                  "Input shapes/values for the model check from a models.json file (FILE[:NAME])")
       ->group(kCheck);

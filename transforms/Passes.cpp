@@ -27,6 +27,7 @@ void registerFoldingPasses(PassRegistry &registry) {
   addPass(registry, createFoldConstantsPass);
   addPass(registry, createSimplifyShapeChainsPass);
   addPass(registry, createInlineConstantIfPass);
+  addPass(registry, createConvertFloatTypePass);
 }
 
 void registerFusionPasses(PassRegistry &registry) {

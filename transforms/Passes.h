@@ -37,6 +37,7 @@ std::unique_ptr<Pass> createFusePadConvPass();
 std::unique_ptr<Pass> createFuseLayerNormPass();
 std::unique_ptr<Pass> createFuseGeluPass();
 std::unique_ptr<Pass> createFuseConvReluPass();
+std::unique_ptr<Pass> createConvertFloatTypePass();
 
 /// Given a registry, Execute: registers the cleanup passes (dead nodes,
 /// identity, unused and duplicate constants, transposes, CSE, no-op ops).
@@ -44,7 +45,8 @@ void registerCleanupPasses(PassRegistry &registry);
 
 /// Given a registry, Execute: registers shape inference and the folding
 /// passes (infer-shapes, fold-constants, simplify-shape-chains,
-/// inline-constant-if).
+/// inline-constant-if), and convert-float-type, which rewrites constants
+/// too (never in a default pipeline: it changes the model's precision).
 void registerFoldingPasses(PassRegistry &registry);
 
 /// Given a registry, Execute: registers the fusion passes (fuse-*), the

@@ -235,6 +235,18 @@ struct OptimizeOptions {
   bool shapeInference = true;
   /// Optimize a model that fails validation (its output is not validated).
   bool allowInvalid = false;
+  /// After the pipeline, convert floating-point weights and computation:
+  /// "float16" (float32 -> float16; ops without a float16 form stay float32
+  /// behind Casts) or "float32" (float16 -> float32, exact); "" keeps the
+  /// model's types. The pass convert-float-type runs once, then a cleanup
+  /// round (dead nodes, unused initializers). The model check compares the
+  /// optimized model before the conversion; the conversion itself is
+  /// compared only with ModelCheckMode::Require or EachPass, with float16
+  /// tolerances (rtol 1e-2, atol 1e-3).
+  std::string floatType;
+  /// With floatType: the main graph's inputs and outputs keep their declared
+  /// types (Casts at the interface); false converts them too.
+  bool keepIOTypes = true;
 
   ModelCheckMode modelCheck = ModelCheckMode::Auto;
   /// Sizes of symbolic input dims for the model check (others: tried at 32,

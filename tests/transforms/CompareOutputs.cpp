@@ -14,7 +14,12 @@
 // itself, and a result no further from ORT than ORT is from itself is judged
 // equal. The noise and the tolerance used are printed.
 //
+// With --scaled-atol F, an output's absolute tolerance is raised to F times
+// its largest |element| in A (float16 results are judged against the scale
+// of the output, as their precision is relative to the values around).
+//
 //   onnxslim_compare_outputs DIR_A DIR_B [--rtol R] [--atol A] [--noise DIR_N]
+//                            [--scaled-atol F]
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/Loader.h"
@@ -38,11 +43,14 @@ int main(int argc, char **argv) {
   }
   double rtol = 1e-6, atol = 0;
   std::string noiseDir;
+  double scaledAtol = 0;
   for (int i = 3; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--rtol") == 0)
       rtol = std::atof(argv[i + 1]);
     else if (std::strcmp(argv[i], "--atol") == 0)
       atol = std::atof(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--scaled-atol") == 0)
+      scaledAtol = std::atof(argv[i + 1]);
     else if (std::strcmp(argv[i], "--noise") == 0)
       noiseDir = argv[i + 1];
   }
@@ -80,6 +88,15 @@ int main(int argc, char **argv) {
       char buf[96];
       std::snprintf(buf, sizeof buf, " (ORT opt vs no-opt: %.3g; atol used %.3g)", noise.maxAbsDiff, atolUsed);
       noiseNote = buf;
+    }
+    if (scaledAtol > 0) {
+      // max |a|: A against zeros of its type.
+      Tensor zeros(ta->dtype(), ta->dims(), Buffer::fromString(std::string(ta->byteSize(), '\0')));
+      double scale = rt::compareTensors(*ta, zeros, 0, 0).maxAbsDiff;
+      atolUsed = std::max(atolUsed, scaledAtol * scale);
+      char buf[96];
+      std::snprintf(buf, sizeof buf, " (max |expected| %.3g; atol used %.3g)", scale, atolUsed);
+      noiseNote += buf;
     }
     rt::Comparison c = rt::compareTensors(*tb, *ta, rtol, atolUsed);
     std::printf("  %s: max abs diff %.3g, max rel diff %.3g%s%s%s\n", a.filename().c_str(), c.maxAbsDiff,

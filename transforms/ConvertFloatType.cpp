@@ -1,0 +1,549 @@
+//===- transforms/ConvertFloatType.cpp - float32 <-> float16 --------------===//
+//
+// convert-float-type{to=float16|float32 keep-io-types=true|false}: converts
+// the model's floating-point weights and computation from float32 to
+// float16 (to=float16, the default) or back (to=float32), in the main graph
+// and every subgraph.
+//
+//   Before (to=float16, opset 17):          After:
+//     g (float[2] x) => (float[2] y)          g (float[2] x) => (float[2] y)
+//       <float[2] w = {0.1, 70000}> {           <float16[2] w = {0.1, inf}> {
+//       a = Mul(x, w)                           x_fp16 = Cast<to = 10>(x)
+//       b = Celu(a)                             a = Mul(x_fp16, w)
+//       y = Relu(b)                             a_fp32 = Cast<to = 1>(a)
+//     }                                         b = Celu(a_fp32)  # float only
+//                                               b_fp16 = Cast<to = 10>(b)
+//                                               y_fp16 = Relu(b_fp16)
+//                                               y = Cast<to = 1>(y_fp16)
+//                                             }
+//   (70000 is beyond float16's range: it becomes inf, with a warning naming
+//   the tensor. Inserted values get fresh names; the interface keeps its.)
+//
+// What changes (S = the source type, D = the destination type):
+//  - Initializers and Constant values of type S are rounded to D
+//    (float32 -> float16 round-to-nearest-even, NaN kept, beyond +-65504
+//    -> +-inf with a warning; float16 -> float32 is exact). A weight read
+//    both by converted and by kept nodes is kept and a D copy added, so no
+//    value is rounded twice.
+//  - Every other node is converted: its S results become D, and the type
+//    attributes that make a result S are set to D (Cast and the Random*,
+//    EyeLike, Bernoulli `dtype`, window ops' `output_datatype`, and the
+//    value of ConstantOfShape). A Cast to S read only by kept nodes stays.
+//    Cast, Shape and Size read any type: no Cast is put before them.
+//  - Kept nodes compute in S: behind a Cast to S for each D operand, and
+//    with a Cast to D for each S result a converted node reads. Kept are:
+//    ops of other domains (their type rules are unknown here), ops the
+//    schema table does not know at the model's opset, and, for to=float16,
+//    the ops whose float operands or results have no float16 form at that
+//    opset in the ONNX specification (docs/Operators.md, type constraints;
+//    see kNoFloat16 below). Single operands that are float32 only (Resize's
+//    and Upsample's scales) keep reading S.
+//    ONNX Runtime's CPU provider has no float16 kernel for many ops (Conv,
+//    pooling, LSTM... on x86) but runs such nodes in float32 itself (its
+//    InsertCastTransformer), so they need no Casts here; every real model
+//    converted this way loads and runs there (tests/transforms/
+//    ort_convert_float16.sh).
+//  - The main graph's inputs and outputs keep their declared types with
+//    keep-io-types=true (the default): a Cast follows each S input, and an
+//    S output is produced by a Cast that takes the output's name. With
+//    keep-io-types=false they become D. Subgraph inputs and outputs (If,
+//    Loop, Scan bodies) always become D, as the node that owns them is
+//    converted.
+//
+// Declined (nothing changes, a warning says why): a value whose type is
+// still unknown after shape inference, or a sequence/map/optional/sparse
+// value of type S (no float16 rewriting rule for them here), a node of
+// another domain that owns subgraphs. A model with no S tensor is unchanged.
+//
+// The pass is idempotent: converted values are D, the Casts it inserted to S
+// are read only by kept nodes or kept outputs, and stay.
+//
+//===----------------------------------------------------------------------===//
+#include "transforms/Passes.h"
+
+#include "ir/IR.h"
+#include "ir/OpSchema.h"
+#include "ir/ShapeInference.h"
+#include "runtime/Float16.h"
+#include "transforms/Clone.h"
+#include "transforms/ValueUtils.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace onnxslim {
+
+namespace {
+
+/// An op whose float operands or results have no float16 form before
+/// opset `untilOpset` (INT64_MAX: at no opset up to the newest). From the
+/// ONNX specification's type constraints (docs/Operators.md and
+/// docs/Changelog.md, checked against onnx 1.12's schemas up to opset 17):
+/// Celu (T: float), CumSum-11 (float16 from 14), QuantizeLinear-10/13 and
+/// DequantizeLinear-10/13 (float16 scale/x from 19), DynamicQuantizeLinear
+/// (x: float), IsInf-10 (float16 from 20), NonMaxSuppression (boxes, scores:
+/// float), QLinearConv and QLinearMatMul (scales: float), Range (T has no
+/// float16), TfIdfVectorizer (Y: float).
+struct NoFloat16 {
+  std::string_view op;
+  int64_t untilOpset;
+};
+constexpr NoFloat16 kNoFloat16[] = {
+    {"Celu", INT64_MAX},
+    {"CumSum", 14},
+    {"DequantizeLinear", 19},
+    {"DynamicQuantizeLinear", INT64_MAX},
+    {"IsInf", 20},
+    {"NonMaxSuppression", INT64_MAX},
+    {"QLinearConv", INT64_MAX},
+    {"QLinearMatMul", INT64_MAX},
+    {"QuantizeLinear", 19},
+    {"Range", INT64_MAX},
+    {"TfIdfVectorizer", INT64_MAX},
+};
+
+/// Whether operand `i` of a default-domain `op` at `opset` is float32 only
+/// (tensor(float) in the spec, whatever the node's other types).
+bool isFloat32OnlyOperand(const Node &n, size_t i, int64_t opset) {
+  if (n.is("Resize"))
+    return i == (opset >= 11 ? 2u : 1u); // scales
+  if (n.is("Upsample"))
+    return opset >= 9 && i == 1; // scales
+  return false;
+}
+
+/// Ops whose float result's type comes from an attribute that defaults to
+/// float (so a converted node gets the attribute set to float16).
+bool defaultsToFloat(const Node &n, std::string_view &attr) {
+  if (n.is("RandomNormal") || n.is("RandomUniform")) {
+    attr = "dtype";
+    return true;
+  }
+  if (n.is("HannWindow") || n.is("HammingWindow") || n.is("BlackmanWindow") || n.is("MelWeightMatrix")) {
+    attr = "output_datatype";
+    return true;
+  }
+  return false;
+}
+
+bool typeMentions(const Type &t, DataType dt) {
+  if (t.kind() == Type::Kind::Tensor || t.kind() == Type::Kind::SparseTensor)
+    return t.elemType() == dt;
+  if (t.kind() == Type::Kind::Map && t.elemType() == dt)
+    return true;
+  return t.inner() && typeMentions(*t.inner(), dt);
+}
+
+bool isTensorOf(const Value *v, DataType dt) {
+  return v && v->type() && v->type()->kind() == Type::Kind::Tensor && v->type()->elemType() == dt;
+}
+
+class ConvertFloatTypePass : public Pass {
+public:
+  std::string_view name() const override { return "convert-float-type"; }
+  std::string_view description() const override {
+    return "Convert float32 weights and computation to float16 (to=float16) or back (to=float32); "
+           "keep-io-types=false converts the interface too";
+  }
+
+  bool setOption(std::string_view key, std::string_view value, std::string &error) override {
+    if (key == "to") {
+      if (value != "float16" && value != "float32") {
+        error = "option to of " + std::string(name()) + " takes float16 or float32, not '" + std::string(value) + "'";
+        return false;
+      }
+      toHalf_ = value == "float16";
+      return true;
+    }
+    if (key == "keep-io-types") {
+      if (value != "true" && value != "false") {
+        error = "option keep-io-types of " + std::string(name()) + " takes true or false";
+        return false;
+      }
+      keepIO_ = value == "true";
+      return true;
+    }
+    return Pass::setOption(key, value, error);
+  }
+  std::string optionsText() const override {
+    std::string s = toHalf_ ? "" : "to=float32";
+    if (!keepIO_)
+      s += std::string(s.empty() ? "" : " ") + "keep-io-types=false";
+    return s;
+  }
+
+  bool run(Model &model, PassContext &context) override;
+
+private:
+  DataType src() const { return toHalf_ ? DataType::Float : DataType::Float16; }
+  DataType dst() const { return toHalf_ ? DataType::Float16 : DataType::Float; }
+
+  /// Why the model cannot be converted, or "" (types inferred first).
+  std::string declineReason(const std::vector<Graph *> &graphs) const;
+  bool isKept(const Node &n) const;
+  enum class Want { Src, Dst, Either };
+  /// What use `u` of an S value reads: S, D, or either.
+  Want want(const Use &u) const;
+  /// Given an S tensor, Result: its D rounding; counts values that overflowed.
+  TensorPtr convertTensor(const Tensor &t, size_t &overflowed) const;
+  TensorPtr convertTensorWarn(const Tensor &t, const std::string &what, PassContext &context) const;
+  /// Given an S value, Execute: gives D to the uses that want D and S to
+  /// the others, Result: whether the IR changed.
+  bool convertValue(Value *v, PassContext &context);
+  /// Given a value and a type, Execute: inserts `Cast<to>(v)` after v's
+  /// definition, Result: the cast's result.
+  Value *castAfterDef(Value *v, DataType to);
+
+  Model *model_ = nullptr;
+  int64_t opset_ = 0;
+  bool toHalf_ = true;
+  bool keepIO_ = true;
+  std::unordered_set<const Node *> kept_;
+  uint64_t casts_ = 0;
+};
+
+std::string ConvertFloatTypePass::declineReason(const std::vector<Graph *> &graphs) const {
+  auto check = [&](const Value *v) -> std::string {
+    if (!v->type() || (v->type()->kind() == Type::Kind::Tensor && v->type()->elemType() == DataType::Undefined))
+      return "the type of '" + v->name() + "' is unknown";
+    if (v->type()->kind() != Type::Kind::Tensor && typeMentions(*v->type(), src()))
+      return "'" + v->name() + "' is a sequence, map, optional or sparse value of " + dataTypeName(src());
+    return "";
+  };
+  for (Graph *g : graphs) {
+    for (Value *v : g->inputs())
+      if (std::string r = check(v); !r.empty())
+        return r;
+    if (!g->sparseInitializers().empty())
+      return "a graph has sparse initializers";
+    for (Value *v : g->initializers())
+      if (v->initializer()->dtype() == src() && !v->initializer()->isConsistent())
+        return "initializer '" + v->name() + "' has a data size that does not match its shape";
+    for (Node *n : g->nodes()) {
+      if (!n->isDefaultDomain() && hasSubgraphs(*n))
+        return "node '" + n->name() + "' (" + n->domain() + "." + n->opType() + ") of another domain owns subgraphs";
+      if (const Attribute *a = n->attr("value");
+          a && a->kind == AttrKind::Tensor && a->t && a->t->dtype() == src() && !a->t->isConsistent())
+        return "the value of " + n->opType() + " '" + n->name() + "' has a data size that does not match its shape";
+      for (Value *r : n->results())
+        if (r)
+          if (std::string why = check(r); !why.empty())
+            return why + " (a result of " + n->opType() + (n->name().empty() ? "" : " '" + n->name() + "'") + ")";
+    }
+  }
+  return "";
+}
+
+bool ConvertFloatTypePass::isKept(const Node &n) const {
+  if (!n.isDefaultDomain())
+    return true;
+  if (n.is("If") || n.is("Loop") || n.is("Scan"))
+    return false;
+  if (!lookupOpSchema("", n.opType(), opset_))
+    return true;
+  if (n.is("Constant")) {
+    // Converted through its value (in convertValue) when it is a dense S
+    // tensor or value_float(s); any other form stays as it is.
+    const Attribute *a = n.attr("value");
+    return !(a ? a->kind == AttrKind::Tensor && a->t && a->t->dtype() == src()
+               : toHalf_ && (n.hasAttr("value_float") || n.hasAttr("value_floats")));
+  }
+  if (!toHalf_)
+    return false;
+  for (const NoFloat16 &e : kNoFloat16)
+    if (n.opType() == e.op && opset_ < e.untilOpset)
+      return true;
+  // LayerNormalization's Mean and InvStdDev are float or bfloat16 only.
+  if (n.is("LayerNormalization") && (n.result(1) || n.result(2)))
+    return true;
+  return false;
+}
+
+ConvertFloatTypePass::Want ConvertFloatTypePass::want(const Use &u) const {
+  if (Node *n = u.owner()) {
+    // Cast, Shape and Size read any type: they never need a Cast before them.
+    if (u.index() == 0 && (n->is("Cast") || n->is("Shape") || n->is("Size")))
+      return Want::Either;
+    return !kept_.count(n) && !(toHalf_ && isFloat32OnlyOperand(*n, u.index(), opset_)) ? Want::Dst : Want::Src;
+  }
+  // A graph output: the main graph's keep their type unless asked; a
+  // subgraph's follow the (converted) node that owns them.
+  return u.ownerGraph()->parentNode() || !keepIO_ ? Want::Dst : Want::Src;
+}
+
+TensorPtr ConvertFloatTypePass::convertTensor(const Tensor &t, size_t &overflowed) const {
+  int64_t n = t.numElements();
+  size_t count = n > 0 ? static_cast<size_t>(n) : 0;
+  std::string bytes(count * (toHalf_ ? 2 : 4), '\0');
+  overflowed = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (toHalf_) {
+      float f = t.at<float>(i);
+      uint16_t h = rt::floatToHalfBits(f);
+      if ((h & 0x7fffu) == 0x7c00u && std::isfinite(f))
+        ++overflowed;
+      std::memcpy(bytes.data() + 2 * i, &h, 2);
+    } else {
+      float f = rt::halfBitsToFloat(t.at<uint16_t>(i));
+      std::memcpy(bytes.data() + 4 * i, &f, 4);
+    }
+  }
+  auto out = std::make_shared<Tensor>(dst(), t.dims(), Buffer::fromString(std::move(bytes)));
+  out->name = t.name;
+  out->docString = t.docString;
+  out->metadataProps = t.metadataProps;
+  return out;
+}
+
+TensorPtr ConvertFloatTypePass::convertTensorWarn(const Tensor &t, const std::string &what,
+                                                  PassContext &context) const {
+  size_t overflowed = 0;
+  TensorPtr out = convertTensor(t, overflowed);
+  if (overflowed) {
+    context.warn(what + ": " + std::to_string(overflowed) + " value(s) beyond the float16 range (+-65504) became +-inf");
+    context.counter("overflows", "Tensors with values beyond the float16 range") += 1;
+  }
+  context.counter("tensors", "Tensors converted") += 1;
+  return out;
+}
+
+Value *ConvertFloatTypePass::castAfterDef(Value *v, DataType to) {
+  Graph *g = v->graph();
+  std::string suffix = to == DataType::Float16 ? "_fp16" : "_fp32";
+  Node *cast = g->createNode("Cast", {v}, {model_->names().fresh(v->name() + suffix)});
+  cast->setName(model_->names().fresh(v->name() + suffix + "_cast"));
+  cast->setAttr(Attribute::makeInt("to", static_cast<int64_t>(to)));
+  if (Node *def = v->definingNode())
+    g->insertAfter(def, cast);
+  else if (g->firstNode())
+    g->insertBefore(g->firstNode(), cast);
+  else
+    g->append(cast);
+  Type t = *v->type();
+  t.setElemType(to);
+  cast->result(0)->setType(t);
+  ++casts_;
+  return cast->result(0);
+}
+
+bool ConvertFloatTypePass::convertValue(Value *v, PassContext &context) {
+  std::vector<Use *> dstUses, srcUses;
+  for (Use *u : v->uses())
+    if (Want w = want(*u); w != Want::Either)
+      (w == Want::Dst ? dstUses : srcUses).push_back(u);
+  Node *def = v->definingNode();
+  Graph *g = v->graph();
+  bool mainInput = v->isGraphInput() && !g->parentNode();
+
+  // Where v's own type ends up: D for converted definitions, S for kept ones.
+  // Free definitions (initializers, Constants, Casts) follow their uses.
+  bool free = !v->isGraphInput() && (v->isInitializer() || (def && !kept_.count(def) &&
+                                                             (def->is("Constant") || def->is("Cast"))));
+  bool becomesDst;
+  if (v->isGraphInput())
+    becomesDst = !(mainInput && keepIO_);
+  else if (free)
+    becomesDst = srcUses.empty();
+  else
+    becomesDst = !kept_.count(def);
+
+  auto convertInPlace = [&](Value *val, Node *node) {
+    if (val->isInitializer()) {
+      TensorPtr t = convertTensorWarn(*val->initializer(), "initializer '" + val->name() + "'", context);
+      if (val != v) { // a twin: its tensor is named like it
+        auto named = std::make_shared<Tensor>(*t);
+        named->name = val->name();
+        t = std::move(named);
+      }
+      val->setInitializer(std::move(t));
+    }
+    if (node && node->is("Constant")) {
+      if (Attribute *a = node->attr("value")) {
+        a->t = convertTensorWarn(*a->t, "Constant '" + val->name() + "'", context);
+      } else {
+        const Attribute *f = node->attr("value_float");
+        std::vector<float> vals = f ? std::vector<float>{f->f} : node->attr("value_floats")->floats;
+        std::vector<int64_t> dims;
+        if (!f)
+          dims.push_back(static_cast<int64_t>(vals.size()));
+        auto t = Tensor::fromValues(DataType::Float, dims, vals);
+        node->removeAttr("value_float");
+        node->removeAttr("value_floats");
+        node->setAttr(Attribute::makeTensor("value", convertTensorWarn(*t, "Constant '" + val->name() + "'", context)));
+      }
+    } else if (node && node->is("Cast")) {
+      node->setAttr(Attribute::makeInt("to", static_cast<int64_t>(dst())));
+    }
+    if (val->type())
+      val->type()->setElemType(dst());
+  };
+
+  bool changed = false;
+  if (free && !dstUses.empty() && !srcUses.empty()) {
+    // Mixed: keep v for the S readers, add a D twin for the others.
+    Value *twin = nullptr;
+    std::string twinName = model_->names().fresh(v->name() + (toHalf_ ? "_fp16" : "_fp32"));
+    if (v->isInitializer()) {
+      twin = g->addInitializer(twinName, v->initializer());
+      twin->setType(v->type());
+      convertInPlace(twin, nullptr);
+    } else {
+      Node *clone = g->createNode(def->opType(), def->operands(), {twinName});
+      ValueMap map;
+      for (const Attribute &a : def->attributes()) {
+        Attribute copy;
+        cloneAttribute(a, copy, map); // a Constant's or Cast's: no subgraphs
+        clone->setAttr(std::move(copy));
+      }
+      clone->setName(model_->names().fresh(def->name().empty() ? twinName : def->name()));
+      g->insertAfter(def, clone);
+      twin = clone->result(0);
+      twin->setType(v->type());
+      convertInPlace(twin, clone);
+    }
+    for (Use *u : dstUses)
+      u->set(twin);
+    return true;
+  }
+
+  if (becomesDst) {
+    if (!v->isGraphInput() || v->initializer())
+      convertInPlace(v, free ? def : nullptr);
+    else
+      v->type()->setElemType(dst());
+    changed = true;
+  }
+  std::vector<Use *> &wrong = becomesDst ? srcUses : dstUses;
+  if (wrong.empty())
+    return changed;
+  Value *cast = castAfterDef(v, becomesDst ? src() : dst());
+  std::vector<Use *> outputs;
+  for (Use *u : wrong) {
+    if (u->isGraphOutput() && !u->ownerGraph()->parentNode())
+      outputs.push_back(u);
+    u->set(cast);
+  }
+  // A main-graph output keeps its name: the cast takes it, v a fresh one.
+  if (!outputs.empty()) {
+    std::string name = v->name();
+    v->setName(model_->names().fresh(name + (becomesDst ? (toHalf_ ? "_fp16" : "_fp32") : "_orig")));
+    cast->setName(name);
+  }
+  return true;
+}
+
+bool ConvertFloatTypePass::run(Model &model, PassContext &context) {
+  if (!model.graph())
+    return false;
+  model_ = &model;
+  opset_ = model.opsetVersion("");
+  kept_.clear();
+  casts_ = 0;
+
+  ShapeInferenceOptions inferOpts;
+  inferOpts.addValueInfo = false;
+  inferShapes(model, inferOpts);
+
+  std::vector<Graph *> graphs{model.graph()};
+  model.graph()->walk([&](Node *n) {
+    for (Graph *sg : n->subgraphs())
+      graphs.push_back(sg);
+  });
+  // Nothing of type S: nothing to do (and nothing to decline).
+  bool any = false;
+  for (Graph *g : graphs) {
+    for (Value *v : g->inputs())
+      any = any || (v->type() && typeMentions(*v->type(), src()));
+    for (Value *v : g->initializers())
+      any = any || v->initializer()->dtype() == src();
+    for (Node *n : g->nodes())
+      for (Value *r : n->results())
+        any = any || (r && r->type() && typeMentions(*r->type(), src()));
+  }
+  if (!any)
+    return false;
+  if (std::string why = declineReason(graphs); !why.empty()) {
+    context.warn("declined: " + why + "; the model is left in " + dataTypeName(src()));
+    return false;
+  }
+
+  uint64_t keptWithSrc = 0;
+  for (Graph *g : graphs)
+    for (Node *n : g->nodes())
+      if (isKept(*n)) {
+        kept_.insert(n);
+        bool touchesSrc = false;
+        for (Value *v : n->operands())
+          touchesSrc = touchesSrc || isTensorOf(v, src());
+        for (Value *r : n->results())
+          touchesSrc = touchesSrc || isTensorOf(r, src());
+        keptWithSrc += touchesSrc;
+      }
+
+  // The S values, collected before any rewrite adds values.
+  std::vector<Value *> values;
+  for (Graph *g : graphs) {
+    for (Value *v : g->inputs())
+      if (isTensorOf(v, src()))
+        values.push_back(v);
+    for (Value *v : g->initializers())
+      if (!v->isGraphInput() && v->initializer()->dtype() == src())
+        values.push_back(v);
+    for (Node *n : g->nodes())
+      for (Value *r : n->results())
+        if (isTensorOf(r, src()))
+          values.push_back(r);
+  }
+  // Converted nodes whose S results come from a type attribute.
+  bool changed = false;
+  for (Graph *g : graphs)
+    for (Node *n : g->nodes()) {
+      if (kept_.count(n) || !n->result(0) || !isTensorOf(n->result(0), src()))
+        continue;
+      std::string_view attr;
+      for (const char *name : {"dtype", "output_datatype"})
+        if (const Attribute *a = n->attr(name); a && a->kind == AttrKind::Int && a->i == static_cast<int64_t>(src())) {
+          n->setAttr(Attribute::makeInt(name, static_cast<int64_t>(dst())));
+          changed = true;
+        }
+      if (toHalf_ && defaultsToFloat(*n, attr) && !n->hasAttr(attr)) {
+        n->setAttr(Attribute::makeInt(std::string(attr), static_cast<int64_t>(dst())));
+        changed = true;
+      }
+      if (n->is("ConstantOfShape")) {
+        const Attribute *a = n->attr("value");
+        TensorPtr t = a && a->kind == AttrKind::Tensor ? a->t : Tensor::fromValues(DataType::Float, {1}, std::vector<float>{0.0f});
+        if (t->dtype() == src()) {
+          n->setAttr(Attribute::makeTensor("value", convertTensorWarn(*t, "ConstantOfShape '" + n->result(0)->name() + "'", context)));
+          changed = true;
+        }
+      }
+    }
+  for (Value *v : values)
+    changed = convertValue(v, context) || changed;
+  // Output slots declare their own types.
+  for (Graph *g : graphs)
+    for (size_t i = 0; i < g->numOutputs(); ++i) {
+      GraphOutput &slot = g->outputSlot(i);
+      Value *v = g->output(i);
+      if (slot.type && slot.type->kind() == Type::Kind::Tensor && v && v->type() &&
+          slot.type->elemType() != v->type()->elemType() &&
+          (slot.type->elemType() == src() || slot.type->elemType() == dst())) {
+        slot.type->setElemType(v->type()->elemType());
+        changed = true;
+      }
+    }
+  context.counter("kept-nodes", "Nodes kept in the source type (no float16 form)") += keptWithSrc;
+  context.counter("casts", "Casts inserted") += casts_;
+  return changed;
+}
+
+} // namespace
+
+std::unique_ptr<Pass> createConvertFloatTypePass() { return std::make_unique<ConvertFloatTypePass>(); }
+
+} // namespace onnxslim
