@@ -39,7 +39,9 @@ fi
 build_example consumer "$p" "$tmp/consumer-build"
 for exe in "$tmp/consumer-build/consumer" "$p/bin/onnxslim"; do
   ldd "$exe" >"$tmp/ldd.txt"
-  grep -q "libonnxslim\.so[.0-9]* => $p/lib/libonnxslim\.so" "$tmp/ldd.txt" ||
+  # "libonnxslim.so.0.1 => P/bin/../lib/libonnxslim.so.0.1 (0x...)" for the tool.
+  lib="$(sed -n 's/^[[:space:]]*libonnxslim\.so[.0-9]* => \(.*\) (0x[0-9a-f]*)$/\1/p' "$tmp/ldd.txt")"
+  [ -n "$lib" ] && [ "$(realpath "$lib")" = "$(realpath "$p/lib/libonnxslim.so")" ] ||
     { cat "$tmp/ldd.txt" >&2; fail "$exe does not load $p/lib/libonnxslim.so"; }
 done
 check_consumer_matches_cli "$tmp/consumer-build/consumer" "$ONNXSLIM_CLI"
