@@ -41,6 +41,9 @@ install(FILES ${ONNXSLIM_PUBLIC_TRANSFORMS_HEADERS}
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/onnxslim/transforms)
 
 set(ONNXSLIM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/onnxslim)
+# The package finds Protobuf for a static library only (whatever decided the
+# library's type: BUILD_SHARED_LIBS set, unset, or set by a parent).
+get_target_property(ONNXSLIM_LIBRARY_TYPE onnxslim TYPE)
 install(EXPORT onnxslimTargets NAMESPACE onnxslim:: DESTINATION ${ONNXSLIM_CMAKE_DIR})
 configure_package_config_file(cmake/onnxslimConfig.cmake.in
   ${PROJECT_BINARY_DIR}/onnxslimConfig.cmake
