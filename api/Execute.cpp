@@ -75,7 +75,11 @@ std::vector<const Value *> fedInputs(const Graph &graph) {
 /// naming an input the graph does not have.
 Status makeGraphInputs(const Graph &graph, const rt::InputOptions &opts,
                        const std::map<std::string, RunValue> &given, std::vector<rt::RtValue> &inputs) {
-  rt::Status s = rt::makeInputs(graph, opts, inputs);
+  // The given inputs are not generated (sequences and optionals cannot be).
+  rt::InputOptions withGiven = opts;
+  for (const auto &entry : given)
+    withGiven.provided.insert(entry.first);
+  rt::Status s = rt::makeInputs(graph, withGiven, inputs);
   if (!s.ok())
     return Status::error(s.message());
   for (const auto &[name, value] : given) {
