@@ -242,21 +242,21 @@ private:
 bool writeJsonReport(const MainArgs &args, const OptimizeReport &r, const ModelStats &before, const ModelStats &after,
                      double seconds, std::string &error) {
   auto counts = [](const ModelStats &m) {
-    nlohmann::json ops = nlohmann::json::object();
+    nlohmann::ordered_json ops = nlohmann::ordered_json::object();
     for (const auto &[op, n] : m.opCounts)
       ops[op] = n;
-    return nlohmann::json{{"nodes", m.nodes},       {"initializers", m.initializers},
+    return nlohmann::ordered_json{{"nodes", m.nodes},       {"initializers", m.initializers},
                           {"constantBytes", m.constantBytes}, {"fileBytes", m.fileBytes},
                           {"opCounts", ops}};
   };
-  nlohmann::json passes = nlohmann::json::array();
+  nlohmann::ordered_json passes = nlohmann::ordered_json::array();
   for (const PassReport &p : r.passes) {
-    nlohmann::json counters = nlohmann::json::object();
+    nlohmann::ordered_json counters = nlohmann::ordered_json::object();
     for (const auto &[name, value] : p.counters)
       counters[name] = value;
     passes.push_back({{"pass", p.pass}, {"seconds", p.seconds}, {"runs", p.runs}, {"counters", counters}});
   }
-  nlohmann::json check = {{"ran", r.modelChecked}};
+  nlohmann::ordered_json check = {{"ran", r.modelChecked}};
   if (r.modelChecked)
     check.update({{"outputs", r.check.outputs},
                   {"maxAbsDiff", r.check.maxAbsDiff},
@@ -265,7 +265,7 @@ bool writeJsonReport(const MainArgs &args, const OptimizeReport &r, const ModelS
                   {"dims", r.check.dims}});
   else if (!r.modelCheckSkipped.empty())
     check["skipped"] = r.modelCheckSkipped;
-  nlohmann::json j = {{"schema", "onnxslim-report/1"},
+  nlohmann::ordered_json j = {{"schema", "onnxslim-report/1"},
                       {"version", std::string(version())},
                       {"input", {{"path", args.input}, {"model", counts(before)}}},
                       {"output", {{"path", args.output}, {"model", counts(after)}}},

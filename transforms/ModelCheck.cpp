@@ -70,7 +70,8 @@ private:
       io.dims = options_.dims;
       io.defaultDim = options_.defaultDim;
       io.specs = specs;
-      if (size > 0 && !widenSymbolicDims(*model.graph(), size, io))
+      // Size 0: the dims as given (user-sized ones, then defaultDim).
+      if (!widenSymbolicDims(*model.graph(), size > 0 ? size : io.defaultDim, io) && size > 0)
         continue; // nothing to widen: the plain attempt runs these inputs
       std::string attempt;
       if (recordOnce(model, io, attempt)) {
@@ -115,6 +116,10 @@ private:
             any = true;
           io.dims[d.getSymbol()] = v;
           dims.push_back(v);
+        } else if (auto user = options_.dims.find(unnamedDimKey(*in, i)); user != options_.dims.end()) {
+          // An unnamed dim the user sized as INPUT[AXIS]=N.
+          unknown = true;
+          dims.push_back(user->second);
         } else {
           unknown = true;
           dims.push_back(i == 0 ? io.defaultDim : size);
@@ -131,6 +136,9 @@ private:
     return any;
   }
 
+  /// How an unnamed dim is named in --dim and in the report: "x[1]".
+  static std::string unnamedDimKey(const Value &in, size_t axis) { return in.name() + "[" + std::to_string(axis) + "]"; }
+
   static const Shape *inputShape(const Value *in) {
     if (in->isInitializer() || !in->type() || !in->type()->isTensor() || !in->type()->shape())
       return nullptr;
@@ -146,7 +154,7 @@ private:
         continue;
       for (size_t i = 0; i < shape->size(); ++i) {
         const Dim &d = (*shape)[i];
-        if (d.isValue() || !seen.insert(d.isSymbol() ? d.getSymbol() : in->name() + "[" + std::to_string(i) + "]").second)
+        if (d.isValue() || !seen.insert(d.isSymbol() ? d.getSymbol() : unnamedDimKey(*in, i)).second)
           continue;
         int64_t v = io.defaultDim;
         if (d.isSymbol()) {
@@ -157,7 +165,7 @@ private:
             if (spec.name == in->name() && spec.shape && i < spec.shape->size())
               v = (*spec.shape)[i];
         }
-        out += (out.empty() ? "" : ", ") + (d.isSymbol() ? d.getSymbol() : in->name() + "[" + std::to_string(i) + "]") +
+        out += (out.empty() ? "" : ", ") + (d.isSymbol() ? d.getSymbol() : unnamedDimKey(*in, i)) +
                "=" + std::to_string(v);
       }
     }

@@ -54,7 +54,8 @@ struct ModelCheckOptions {
   /// An element matches when |a - b| <= atol + rtol * |b|.
   double rtol = 1e-4;
   double atol = 1e-5;
-  /// Sizes of symbolic input dims by name; others (and unknown dims) get defaultDim.
+  /// Sizes of symbolic input dims by name, and of unnamed ('?') dims as
+  /// "INPUT[AXIS]" (the name the report prints them under); others get defaultDim.
   std::map<std::string, int64_t> dims;
   int64_t defaultDim = 1;
   /// Sizes to try first, in order, for every symbolic or unknown dim the
