@@ -188,8 +188,10 @@ std::string defaultPipelineFor(std::string_view target) {
 std::string fusionPassName(std::string_view name) {
   // OnnxSlim's fusion patterns that do what one of our passes does.
   static const std::pair<std::string_view, std::string_view> kOnnxSlimNames[] = {
-      {"FusionConvBN", "fuse-conv-batchnorm"}, {"FusionConvAdd", "fuse-conv-add"}, {"FusionGemm", "fuse-matmul-add"},
-      {"FusionGelu", "fuse-gelu"},             {"FusionPadConv", "fuse-pad-conv"}};
+      {"FusionConvBN", "fuse-conv-batchnorm"},          {"FusionConvTransposeBN", "fuse-conv-batchnorm"},
+      {"FusionConvAdd", "fuse-conv-add"},               {"FusionConvMul", "fuse-conv-mul"},
+      {"FusionGemm", "fuse-matmul-add"},                {"FusionGelu", "fuse-gelu"},
+      {"FusionPadConv", "fuse-pad-conv"}};
   for (const auto &[theirs, ours] : kOnnxSlimNames)
     if (name == theirs)
       return std::string(ours);

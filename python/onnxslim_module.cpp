@@ -109,8 +109,13 @@ py::tuple slimModel(const py::object &source, const std::optional<std::string> &
                     const std::vector<std::string> &skipPasses, const std::vector<std::string> &inputShapes,
                     std::optional<uint64_t> foldSizeLimit, bool shapeInference, bool allowInvalid,
                     const std::string &modelCheck, const std::map<std::string, int64_t> &checkDims,
-                    bool externalData) {
+                    bool externalData, const std::vector<std::string> &inputs,
+                    const std::vector<std::string> &outputs, const std::string &floatType, bool keepIOTypes) {
   OptimizeOptions options;
+  options.inputs = inputs;
+  options.outputs = outputs;
+  options.floatType = floatType;
+  options.keepIOTypes = keepIOTypes;
   options.pipeline = pipeline;
   options.target = target;
   options.skipPasses = skipPasses;
@@ -222,6 +227,8 @@ PYBIND11_MODULE(_onnxslim, m) {
         py::arg("input_shapes") = std::vector<std::string>{}, py::arg("fold_size_limit") = py::none(),
         py::arg("shape_inference") = true, py::arg("allow_invalid") = false, py::arg("model_check") = "auto",
         py::arg("check_dims") = std::map<std::string, int64_t>{}, py::arg("external_data") = false,
+        py::arg("inputs") = std::vector<std::string>{}, py::arg("outputs") = std::vector<std::string>{},
+        py::arg("float_type") = "", py::arg("keep_io_types") = true,
         "Read (path or bytes), optimize and write (path, or bytes when output is None) a model; "
         "returns (bytes or None, report dict). Raises OnnxSlimError.");
 }

@@ -175,8 +175,8 @@ bool optimizeOptions(MainArgs &args, const PassRegistry &registry, std::string &
     std::string pass = fusionPassName(name);
     if (pass.empty()) {
       error = "--skip-fusion-patterns: unknown fusion '" + name +
-              "' (fuse-* pass names as --list-passes shows, or OnnxSlim's: FusionConvBN, FusionConvAdd, FusionGemm, "
-              "FusionGelu, FusionPadConv)";
+              "' (fuse-* pass names as --list-passes shows, or OnnxSlim's: FusionConvBN, FusionConvTransposeBN, "
+              "FusionConvAdd, FusionConvMul, FusionGemm, FusionGelu, FusionPadConv)";
       return false;
     }
     o.skipPasses.push_back(pass);
@@ -510,7 +510,7 @@ int main(int argc, char **argv) {
       ->group(kOpt);
   repeatable(app.add_option("--skip-fusion-patterns", mainArgs.skipFusions,
                                          "Leave these fusions out: fuse-* pass names, or OnnxSlim's names "
-                                         "(FusionConvBN, FusionGemm, FusionGelu, FusionLayerNorm, FusionPadConv, ...)"))
+                                         "(FusionConvBN, FusionConvAdd, FusionGemm, FusionGelu, FusionPadConv, ...)"))
       ->group(kOpt);
   app.add_flag("--no-constant-folding", mainArgs.noConstantFolding, "Do not fold constants")->group(kOpt);
   app.add_flag("--no-shape-infer", mainArgs.noShapeInfer,

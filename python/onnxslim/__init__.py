@@ -74,11 +74,6 @@ FUSION_PATTERNS = dict({p: p for p in _FUSION_PASSES}, **_ONNXSLIM_PATTERNS)
 
 # OnnxSlim's arguments this compiler has no meaning for yet.
 _NOT_IMPLEMENTED = {
-    "inputs": "inputs (changing the graph's inputs) is not supported: the onnxslim command line has no graph "
-              "surgery yet",
-    "outputs": "outputs (choosing the graph's outputs) is not supported: the onnxslim command line has no graph "
-               "surgery yet",
-    "dtype": "dtype (converting the model to fp16/fp32) is not supported",
     "model_check_inputs": "model_check_inputs is not supported: size symbolic dims with dims={'batch': 4}",
     "inspect": "inspect is not supported: `onnxslim dump MODEL` prints the model",
     "dump_to_disk": "dump_to_disk is not supported",
@@ -160,8 +155,8 @@ def _model_proto_parser():
 
 
 def optimize(model, output_model=None, *, model_check=None, input_shapes=None, inputs=None, outputs=None,
-             no_shape_infer=False, no_constant_folding=False, skip_fusion_patterns=None,
-             save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
+             no_shape_infer=False, no_constant_folding=False, skip_fusion_patterns=None, dtype=None,
+             keep_io_types=True, save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
              allow_invalid=False, dims=None, verbose=False, **onnxslim_options):
     """slim() that also returns the report: (what slim() returns, report dict).
 
@@ -169,9 +164,9 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
     before and after, the pipeline, per-pass statistics and time, the model
     check's figures (or why it did not run), warnings and seconds.
     """
-    for name, value in (("inputs", inputs), ("outputs", outputs)):
-        if value is not None:
-            raise NotImplementedError(_NOT_IMPLEMENTED[name])
+    if dtype not in (None, "fp16", "fp32", "float16", "float32"):
+        raise ValueError(f"dtype: expected 'fp16' or 'fp32', not {dtype!r}")
+    float_type = {"fp16": "float16", "fp32": "float32"}.get(dtype, dtype or "")
     for name, value in onnxslim_options.items():
         if name in _NOT_IMPLEMENTED:
             if value not in (None, False):
@@ -202,6 +197,10 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
         model_check=_model_check_mode(model_check),
         check_dims=dict(dims or {}),
         external_data=save_as_external_data,
+        inputs=_as_list(inputs, "inputs"),
+        outputs=_as_list(outputs, "outputs"),
+        float_type=float_type,
+        keep_io_types=bool(keep_io_types),
     )
     for warning in report["warnings"]:
         warnings.warn(warning, OnnxSlimWarning, stacklevel=3)
@@ -215,8 +214,8 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
 
 
 def slim(model, output_model=None, *, model_check=None, input_shapes=None, inputs=None, outputs=None,
-         no_shape_infer=False, no_constant_folding=False, skip_fusion_patterns=None,
-         save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
+         no_shape_infer=False, no_constant_folding=False, skip_fusion_patterns=None, dtype=None,
+         keep_io_types=True, save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
          allow_invalid=False, dims=None, verbose=False, **onnxslim_options):
     """Optimize an ONNX model (OnnxSlim's slim(), done by onnxslim's C++ library).
 
@@ -243,13 +242,19 @@ def slim(model, output_model=None, *, model_check=None, input_shapes=None, input
     allow_invalid: optimize a model that fails validation.
     dims: sizes of symbolic input dims for the model check ({"batch": 4}).
     verbose: print a before/after summary to stderr.
-    inputs, outputs (and OnnxSlim's dtype, inspect, ...): not supported yet:
-        NotImplementedError when given.
+    inputs, outputs: graph surgery: the values ("NAME" or "NAME:dtype", or a
+        list of them) that become the model's inputs / outputs.
+    dtype: "fp16" converts float32 weights and computation to float16 after
+        optimizing, "fp32" back; keep_io_types=False converts the model's
+        inputs and outputs too.
+    OnnxSlim's other arguments (inspect, dump_to_disk, ...) raise
+    NotImplementedError when given.
 
     Raises OnnxSlimError when the model cannot be read, optimized, checked
     or written (the message names the file, node and op).
     """
     result, _ = optimize(model, output_model, model_check=model_check, input_shapes=input_shapes, inputs=inputs,
+                         dtype=dtype, keep_io_types=keep_io_types,
                          outputs=outputs, no_shape_infer=no_shape_infer, no_constant_folding=no_constant_folding,
                          skip_fusion_patterns=skip_fusion_patterns, save_as_external_data=save_as_external_data,
                          target=target, passes=passes, fold_size_limit=fold_size_limit, allow_invalid=allow_invalid,

@@ -150,13 +150,30 @@ class SlimTest(unittest.TestCase):
         _, report = onnxslim.optimize(small_model(), no_shape_infer=True)
         self.assertNotIn("infer-shapes", report["pipeline"].split(","))
 
+    def test_surgery(self):
+        # The Relu's input becomes the model's input: Identity and the Mul go.
+        model = onnxslim.slim(small_model(), inputs=["x2"])
+        self.assertEqual([i.name for i in model.graph.input], ["x2"])
+        self.assertEqual([n.op_type for n in model.graph.node], ["Relu"])
+        model = onnxslim.slim(small_model(), outputs=["x1"], model_check=False)
+        self.assertEqual([o.name for o in model.graph.output], ["x1"])
+        self.assertNotIn("Relu", [n.op_type for n in model.graph.node])
+        with self.assertRaisesRegex(onnxslim.OnnxSlimError, "no value named 'nope'"):
+            onnxslim.slim(small_model(), inputs="nope")
+        with self.assertRaisesRegex(onnxslim.OnnxSlimError, "'x2' is float, not int64"):
+            onnxslim.slim(small_model(), inputs=["x2:int64"])
+
+    def test_dtype(self):
+        model = onnxslim.slim(small_model(), dtype="fp16", keep_io_types=False)
+        self.assertEqual(model.graph.input[0].type.tensor_type.elem_type, TensorProto.FLOAT16)
+        kept = onnxslim.slim(small_model(), dtype="fp16")
+        self.assertEqual(kept.graph.input[0].type.tensor_type.elem_type, TensorProto.FLOAT)
+        with self.assertRaisesRegex(ValueError, "dtype"):
+            onnxslim.slim(small_model(), dtype="int8")
+
     def test_unsupported_arguments(self):
-        with self.assertRaisesRegex(NotImplementedError, "graph surgery"):
-            onnxslim.slim(small_model(), inputs=["X:fp16"])
-        with self.assertRaisesRegex(NotImplementedError, "graph surgery"):
-            onnxslim.slim(small_model(), outputs=["Y"])
-        with self.assertRaisesRegex(NotImplementedError, "dtype"):
-            onnxslim.slim(small_model(), dtype="fp16")
+        with self.assertRaisesRegex(NotImplementedError, "inspect"):
+            onnxslim.slim(small_model(), inspect=True)
         with self.assertRaises(TypeError):
             onnxslim.slim(small_model(), no_such_option=True)
         with self.assertRaisesRegex(ValueError, "save_as_external_data needs output_model"):
