@@ -82,7 +82,8 @@ Status makeGraphInputs(const Graph &graph, const rt::InputOptions &opts,
   rt::Status s = rt::makeInputs(graph, withGiven, inputs);
   if (!s.ok())
     return Status::error(s.message());
-  for (const auto &[name, value] : given) {
+  for (const auto &entry : given) {
+    const std::string &name = entry.first; // (a structured binding cannot be captured before clang 16)
     auto it = std::find_if(graph.inputs().begin(), graph.inputs().end(),
                            [&](const Value *v) { return v->name() == name; });
     if (it == graph.inputs().end()) {
@@ -94,7 +95,7 @@ Status makeGraphInputs(const Graph &graph, const rt::InputOptions &opts,
     size_t index = static_cast<size_t>(it - graph.inputs().begin());
     if (inputs.size() <= index)
       inputs.resize(index + 1);
-    inputs[index] = toRuntime(value);
+    inputs[index] = toRuntime(entry.second);
   }
   return {};
 }
