@@ -83,14 +83,8 @@ std::string describe(const Node &n) {
   return "node '" + n.name() + "' (" + (n.isDefaultDomain() ? "" : n.domain() + ".") + n.opType() + ")";
 }
 
-/// The type a cut value gets: the model's (inferred when the model does not
-/// say), checked against the given dtype.
-bool typeFor(Value &v, const ValueSpec &spec, std::optional<Type> &type, std::string &error) {
-  if (!v.type() && v.graph() && v.graph()->model()) {
-    ShapeInferenceOptions options;
-    options.addValueInfo = false; // in memory only: nothing extra is written
-    inferShapes(*v.graph()->model(), options);
-  }
+/// The type a cut value gets: the model's, checked against the given dtype.
+bool typeFor(const Value &v, const ValueSpec &spec, std::optional<Type> &type, std::string &error) {
   type = v.type();
   if (type && type->isTensor() && type->elemType() != DataType::Undefined) {
     if (spec.dtype && *spec.dtype != type->elemType()) {
@@ -104,6 +98,50 @@ bool typeFor(Value &v, const ValueSpec &spec, std::optional<Type> &type, std::st
     return false;
   }
   type = Type::tensor(*spec.dtype, std::nullopt);
+  return true;
+}
+
+/// A named value and the type it is cut with.
+struct Resolved {
+  ValueSpec spec;
+  Value *value = nullptr;
+  std::optional<Type> type;
+};
+
+/// Given specs and the option they came from (for messages), Result: each
+/// spec's main-graph value and type, or false with `error` (a bad spec, a
+/// name given twice or not found, a dtype that does not match).
+bool resolveSpecs(Graph &graph, const std::vector<std::string> &specs, const std::string &option,
+                  std::vector<Resolved> &out, std::string &error) {
+  std::set<std::string> seen;
+  bool inferred = false;
+  for (const std::string &text : specs) {
+    Resolved r;
+    if (!parseSpec(text, r.spec, error))
+      return false;
+    if (!seen.insert(r.spec.name).second) {
+      error = option + ": '" + r.spec.name + "' is named twice";
+      return false;
+    }
+    r.value = findValue(graph, r.spec.name);
+    if (!r.value) {
+      error = option + ": the main graph has no value named '" + r.spec.name + "'";
+      return false;
+    }
+    if (!r.value->type() && !inferred && graph.model()) {
+      // The model does not say: infer types once, in memory only (nothing
+      // extra is written).
+      ShapeInferenceOptions options;
+      options.addValueInfo = false;
+      inferShapes(*graph.model(), options);
+      inferred = true;
+    }
+    if (!typeFor(*r.value, r.spec, r.type, error)) {
+      error = option + ": " + error;
+      return false;
+    }
+    out.push_back(std::move(r));
+  }
   return true;
 }
 
@@ -122,29 +160,20 @@ bool cutInputs(Model &model, const std::vector<std::string> &specs, std::string 
     error = "the model has no graph";
     return false;
   }
+  std::vector<Resolved> named;
+  if (!resolveSpecs(*graph, specs, "--inputs", named, error))
+    return false;
   std::vector<Value *> newInputs;
-  for (const std::string &text : specs) {
-    ValueSpec spec;
-    if (!parseSpec(text, spec, error))
-      return false;
-    Value *v = findValue(*graph, spec.name);
-    if (!v) {
-      error = "--inputs: the main graph has no value named '" + spec.name + "'";
-      return false;
-    }
-    std::optional<Type> type;
-    if (!typeFor(*v, spec, type, error)) {
-      error = "--inputs: " + error;
-      return false;
-    }
+  for (Resolved &r : named) {
+    Value *v = r.value;
     if (v->isGraphInput() && !v->isInitializer()) {
       newInputs.push_back(v);
       continue;
     }
     // The producer's result (or the initializer) gives way to a new input
     // of the same name and type.
-    v->setName(spec.name + ".cut");
-    Value *in = graph->addInput(spec.name, type);
+    v->setName(r.spec.name + ".cut");
+    Value *in = graph->addInput(r.spec.name, r.type);
     v->replaceAllUsesWith(in);
     newInputs.push_back(in);
   }
@@ -178,32 +207,13 @@ bool setOutputs(Model &model, const std::vector<std::string> &specs, std::string
     error = "the model has no graph";
     return false;
   }
-  std::vector<std::pair<Value *, std::optional<Type>>> outputs;
-  std::set<std::string> seen;
-  for (const std::string &text : specs) {
-    ValueSpec spec;
-    if (!parseSpec(text, spec, error))
-      return false;
-    if (!seen.insert(spec.name).second) {
-      error = "--outputs: '" + spec.name + "' is named twice";
-      return false;
-    }
-    Value *v = findValue(*graph, spec.name);
-    if (!v) {
-      error = "--outputs: the main graph has no value named '" + spec.name + "'";
-      return false;
-    }
-    std::optional<Type> type;
-    if (!typeFor(*v, spec, type, error)) {
-      error = "--outputs: " + error;
-      return false;
-    }
-    outputs.emplace_back(v, type);
-  }
+  std::vector<Resolved> outputs;
+  if (!resolveSpecs(*graph, specs, "--outputs", outputs, error))
+    return false;
   while (graph->numOutputs())
     graph->eraseOutput(graph->numOutputs() - 1);
-  for (auto &[v, type] : outputs)
-    graph->addOutput(v, type);
+  for (Resolved &r : outputs)
+    graph->addOutput(r.value, std::move(r.type));
   return true;
 }
 
