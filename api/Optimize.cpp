@@ -227,7 +227,10 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
     return report;
   };
 
-  // 1. The pipeline and the options, before the model is touched.
+  // 1. The pipeline and the options, before the model is touched (a bad
+  // float type or debug name must not surface after the passes ran).
+  if (Status s = checkOptions(options); !s)
+    return finish(s);
   const PassRegistry &registry = options.registry ? *options.registry : builtinRegistry();
   Result<std::string> pipeline = pipelineFor(options, registry);
   if (!pipeline)
