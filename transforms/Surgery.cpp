@@ -44,8 +44,9 @@ std::optional<DataType> parseDtype(std::string_view text) {
   return parseDataTypeName(text);
 }
 
-/// Given "NAME" or "NAME:dtype" (the dtype after the last ':', so a name
-/// that holds ':' needs one), Result: the spec, or false with `error`.
+/// Given "NAME" or "NAME:dtype" (the dtype after the last ':'; resolveSpecs
+/// first tries the whole text as a name, for TensorFlow's "x:0"), Result:
+/// the spec, or false with `error`.
 bool parseSpec(const std::string &text, ValueSpec &spec, std::string &error) {
   size_t colon = text.rfind(':');
   spec.name = text.substr(0, colon);
@@ -117,7 +118,9 @@ bool resolveSpecs(Graph &graph, const std::vector<std::string> &specs, const std
   bool inferred = false;
   for (const std::string &text : specs) {
     Resolved r;
-    if (!parseSpec(text, r.spec, error))
+    if (findValue(graph, text))
+      r.spec.name = text; // "x:0" names a value: no dtype
+    else if (!parseSpec(text, r.spec, error))
       return false;
     if (!seen.insert(r.spec.name).second) {
       error = option + ": '" + r.spec.name + "' is named twice";
