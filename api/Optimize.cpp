@@ -23,6 +23,7 @@
 
 #include "ir/Validate.h"
 #include "ir/Verifier.h"
+#include "transforms/Clone.h"
 #include "transforms/ModelCheck.h"
 #include "transforms/PassManager.h"
 #include "transforms/Passes.h"
@@ -32,6 +33,7 @@
 #include <algorithm>
 #include <chrono>
 #include <sstream>
+#include <unordered_set>
 
 namespace onnxslim {
 
@@ -173,10 +175,163 @@ void fillPassReports(const PassManager &pm, OptimizeReport &report) {
   report.timingText = timing.str();
 }
 
-/// The pipeline of OptimizeOptions::floatType, run once after the others.
-std::string floatTypePipeline(const OptimizeOptions &options) {
-  return "convert-float-type{to=" + options.floatType + (options.keepIOTypes ? "" : " keep-io-types=false") +
-         "},eliminate-dead-nodes,eliminate-unused-initializers";
+/// The pass of OptimizeOptions::floatType, keeping the named nodes in
+/// float32; kAfterFloatType runs after it, once.
+std::unique_ptr<Pass> floatTypePass(const OptimizeOptions &options, const std::vector<std::string> &keepNodes) {
+  std::unique_ptr<Pass> pass = createConvertFloatTypePass();
+  std::string error;
+  pass->setOption("to", options.floatType, error); // checked by checkOptions
+  pass->setOption("keep-io-types", options.keepIOTypes ? "true" : "false", error);
+  for (const std::string &name : keepNodes)
+    pass->setOption("keep-node", name, error);
+  return pass;
+}
+constexpr std::string_view kAfterFloatType = "eliminate-dead-nodes,eliminate-unused-initializers";
+
+/// The comparison after a float type conversion: float16's tolerances
+/// (11 significant bits, a few dozen roundings on the way).
+ModelCheckOptions float16Check(const OptimizeOptions &options) {
+  ModelCheckOptions check;
+  check.rtol = 1e-2;
+  check.atol = 1e-3;
+  check.atolOfMax = 1e-2;
+  check.dims = options.checkDims;
+  check.specFile = options.checkSpecFile;
+  check.specModel = options.checkSpecModel;
+  check.preferredDims = {32, 64, 512};
+  check.samples = std::max(1, options.checkSamples);
+  for (const auto &[input, tensor] : options.checkInputs)
+    check.inputs[input] = tensor;
+  return check;
+}
+
+/// The main-graph nodes whose float16 rounding changes a decision rather
+/// than a value: float comparisons (Equal, Less, Greater...), ArgMax/ArgMin
+/// and TopK, with the chain of nodes computing their float operands back to
+/// and including the nearest node with a weight (a float initializer of more
+/// than one element: Conv, MatMul...). A peak mask Equal(MaxPool(s), s) finds
+/// two peaks where two neighbours of s round to the same float16.
+std::vector<Node *> decisionChains(Graph &graph) {
+  static constexpr std::string_view kDecisions[] = {"ArgMax", "ArgMin", "Equal", "Greater", "GreaterOrEqual",
+                                                    "Less", "LessOrEqual", "TopK"};
+  auto isFloat = [](const Value *v) {
+    return v && v->type() && v->type()->isTensor() && v->type()->elemType() == DataType::Float;
+  };
+  auto isDecision = [](const Node *n) {
+    return n->isDefaultDomain() &&
+           std::find(std::begin(kDecisions), std::end(kDecisions), n->opType()) != std::end(kDecisions);
+  };
+  std::unordered_set<Node *> kept;
+  std::vector<Node *> work;
+  for (Node *n : graph.nodes())
+    if (isDecision(n))
+      for (Value *v : n->operands())
+        if (isFloat(v) && kept.insert(n).second)
+          work.push_back(n);
+  while (!work.empty()) {
+    Node *n = work.back();
+    work.pop_back();
+    bool weighted = false;
+    for (Value *v : n->operands())
+      weighted = weighted || (v && v->initializer() && v->initializer()->dtype() == DataType::Float &&
+                              v->initializer()->numElements() > 1);
+    if (weighted && !isDecision(n))
+      continue; // the nearest weight: kept, not walked past
+    for (Value *v : n->operands())
+      if (Node *def = v ? v->definingNode() : nullptr; def && isFloat(v) && def->graph() == &graph &&
+                                                       kept.insert(def).second)
+        work.push_back(def);
+  }
+  std::vector<Node *> out;
+  for (Node *n : graph.nodes())
+    if (kept.count(n))
+      out.push_back(n);
+  return out;
+}
+
+/// Given the float32 model after the pipeline, Execute: converts copies of
+/// it to float16 and compares them with it in the interpreter. When the
+/// whole conversion leaves the tolerance, keeps in float32 the decision
+/// chains (decisionChains) and the shortest prefix (in program order) of
+/// the main graph's nodes that brings the outputs within it (binary
+/// search). A rounding error made early grows through every later layer,
+/// and early layers carry few weights, so the prefix is short and most
+/// bytes still halve. Unnamed nodes kept are named. Result: the nodes to
+/// keep (none when the whole conversion is within tolerance, or when even
+/// all float32 is not: then a warning says so).
+std::vector<std::string> float16Fallback(Model &model, const OptimizeOptions &options, const PassRegistry &registry,
+                                         const ModelCheckOptions &check, OptimizeReport &report, std::ostream &log) {
+  std::vector<std::string> &warnings = report.warnings;
+  auto warn = [&](std::string message) {
+    log << "onnxslim: warning: " << message << "\n";
+    warnings.push_back(std::move(message));
+  };
+  std::unique_ptr<OutputChecker> checker = createRuntimeOutputChecker(check);
+  std::string error;
+  if (!checker->recordReference(model, error)) {
+    warn("float16 accuracy not checked: the model does not run in the interpreter: " + error);
+    return {};
+  }
+  std::vector<std::string> chains, prefix;
+  // Given a prefix length, Result: whether keeping the chains and the
+  // prefix brings the converted copy's outputs within tolerance (`why`
+  // says how far they are otherwise).
+  auto within = [&](size_t length, std::string &why) {
+    std::unique_ptr<Model> copy = cloneModel(model);
+    PassManagerOptions quiet; // no printing, no check of its own
+    quiet.log = &nullStream();
+    PassManager pm(registry, quiet);
+    std::vector<std::string> keep = chains;
+    keep.insert(keep.end(), prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(length));
+    pm.addPass(floatTypePass(options, keep));
+    pm.setMaxRounds(1);
+    std::string err;
+    return pm.run(*copy, err) && checker->matchesReference(*copy, why);
+  };
+  std::string why;
+  report.float16Compared = true;
+  if (within(0, why))
+    return {};
+  std::vector<Node *> named; // unnamed nodes named for the search
+  auto nameOf = [&](Node *n) {
+    if (n->name().empty()) {
+      n->setName(model.names().fresh(n->opType()));
+      named.push_back(n);
+    }
+    return n->name();
+  };
+  for (Node *n : decisionChains(*model.graph()))
+    chains.push_back(nameOf(n));
+  for (Node *n : model.graph()->nodes())
+    prefix.push_back(nameOf(n));
+  std::string allWhy;
+  if (!within(prefix.size(), allWhy)) {
+    warn("float16 outputs differ beyond the tolerance (rtol 1e-2, atol 1e-3 + 1e-2 of each output's scale) "
+         "even with every node kept in float32:\n" + allWhy);
+    report.float16Compared = false;
+    for (Node *n : named)
+      n->setName("");
+    return {};
+  }
+  size_t lo = 0, hi = prefix.size(); // within(hi) holds; within(lo) does not, or lo is 0
+  std::string ignored;
+  if (within(0, ignored))
+    hi = 0;
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    (within(mid, ignored) ? hi : lo) = mid;
+  }
+  warn("float16 outputs differ beyond the tolerance (rtol 1e-2, atol 1e-3 + 1e-2 of each output's scale):\n" + why +
+       "float32 kept for " + std::to_string(chains.size()) + " node(s) deciding comparisons and the first " +
+       std::to_string(hi) + " of " + std::to_string(prefix.size()) + " nodes");
+  prefix.resize(hi);
+  chains.insert(chains.end(), prefix.begin(), prefix.end());
+  report.float16KeptNodes = chains.size();
+  std::unordered_set<std::string> keep(chains.begin(), chains.end());
+  for (Node *n : named)
+    if (!keep.count(n->name()))
+      n->setName(""); // not kept: as it was
+  return chains;
 }
 
 } // namespace
@@ -211,7 +366,7 @@ Status checkOptions(const OptimizeOptions &options) {
   std::string error;
   if (!pm.parsePipeline(*pipeline, error) || !pm.checkNames(error))
     return Status::error(error);
-  if (!options.floatType.empty() && !pm.parsePipeline(floatTypePipeline(options), error))
+  if (!options.floatType.empty() && !pm.parsePipeline(kAfterFloatType, error))
     return Status::error(error);
   Result<std::map<std::string, Shape>> shapes = inputShapesFor(options);
   return shapes ? Status() : shapes.status();
@@ -301,23 +456,24 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   // binary output agree.
   bool ok = pm.run(model, error);
   // 4b. The float type, once, after the fixed point; its model check (when
-  // required) uses float16 tolerances against the model before it.
+  // required) uses float16 tolerances against the model before it. float16
+  // is also compared by default (when the check can run), and where its
+  // outputs leave the tolerance, float32 is kept where it is needed.
   std::unique_ptr<PassManager> convert;
   if (ok && !options.floatType.empty()) {
+    ModelCheckOptions check = float16Check(options);
+    std::vector<std::string> keep;
+    bool required = options.modelCheck == ModelCheckMode::Require || options.modelCheck == ModelCheckMode::EachPass;
+    if (options.floatType == "float16" && options.float16Fallback && options.keepIOTypes &&
+        (required || (options.modelCheck == ModelCheckMode::Auto && report.modelCheckSkipped.empty())))
+      keep = float16Fallback(model, options, registry, check, report, log);
     convert = std::make_unique<PassManager>(registry, passManagerOptions(options, log));
-    if (!convert->parsePipeline(floatTypePipeline(options), error))
+    convert->addPass(floatTypePass(options, keep));
+    if (!convert->parsePipeline(kAfterFloatType, error))
       return finish(Status::error(error));
     convert->setMaxRounds(1);
-    if (options.modelCheck == ModelCheckMode::Require || options.modelCheck == ModelCheckMode::EachPass) {
-      ModelCheckOptions check;
-      check.rtol = 1e-2;
-      check.atol = 1e-3;
-      check.dims = options.checkDims;
-      check.specFile = options.checkSpecFile;
-      check.specModel = options.checkSpecModel;
-      check.preferredDims = {32, 64, 512};
+    if (required)
       convert->setOutputChecker(createRuntimeOutputChecker(check));
-    }
     ok = convert->run(model, error);
   }
   if (ok && !given) {

@@ -116,6 +116,7 @@ struct MainArgs {
   std::vector<std::string> report; ///< --report FORMAT FILE
   std::string dtype;          ///< --dtype fp16|fp32 ("": keep the model's)
   std::string keepIOTypes;    ///< --keep-io-types true|false ("": true)
+  bool noFp16Fallback = false; ///< --no-fp16-fallback
 };
 
 PassRegistry makeRegistry(const MainArgs &args) {
@@ -265,6 +266,8 @@ bool writeJsonReport(const MainArgs &args, const OptimizeReport &r, const ModelS
                   {"dims", r.check.dims}});
   else if (!r.modelCheckSkipped.empty())
     check["skipped"] = r.modelCheckSkipped;
+  if (r.float16Compared)
+    check["float16"] = {{"keptFloat32Nodes", r.float16KeptNodes}};
   nlohmann::ordered_json j = {{"schema", "onnxslim-report/1"},
                       {"version", std::string(version())},
                       {"input", {{"path", args.input}, {"model", counts(before)}}},
@@ -349,7 +352,9 @@ int runMain(MainArgs &args) {
     return fail(s.message());
 
   // --dtype: convert-float-type runs once after the optimizing pipeline.
-  bool convert = !args.dtype.empty() || !args.keepIOTypes.empty();
+  bool convert = !args.dtype.empty() || !args.keepIOTypes.empty() || args.noFp16Fallback;
+  if (args.noFp16Fallback && args.dtype != "fp16")
+    return fail("--no-fp16-fallback needs --dtype fp16");
   if (convert) {
     if (args.dtype != "fp16" && args.dtype != "fp32")
       return fail(args.dtype.empty() ? "--keep-io-types needs --dtype fp16|fp32"
@@ -358,6 +363,7 @@ int runMain(MainArgs &args) {
       return fail("--keep-io-types takes true or false, not '" + args.keepIOTypes + "'");
     args.opt.floatType = args.dtype == "fp16" ? "float16" : "float32";
     args.opt.keepIOTypes = args.keepIOTypes != "false";
+    args.opt.float16Fallback = !args.noFp16Fallback;
   }
 
   std::unique_ptr<Model> model = loadAny(args.input, error);
@@ -423,7 +429,13 @@ int runMain(MainArgs &args) {
     printSummary(std::cout, args.input, before, args.output, after, seconds);
     if (report.modelChecked)
       printModelCheck(std::cout, report.check);
-    if (report.modelChecked && convert && args.opt.modelCheck == ModelCheckMode::Auto)
+    if (report.float16Compared && args.opt.modelCheck == ModelCheckMode::Auto)
+      std::cout << "model check: the float16 model matches too (rtol 1e-2, atol 1e-3 + 1e-2 of each output's scale)"
+                << (report.float16KeptNodes ? ", with " + std::to_string(report.float16KeptNodes) +
+                                                  " node(s) kept in float32"
+                                            : std::string())
+                << "\n";
+    else if (report.modelChecked && convert && args.opt.modelCheck == ModelCheckMode::Auto)
       std::cout << "model check: made before the --dtype conversion (compare float16 outputs with 'onnxslim verify "
                 << args.input << " " << args.output << " --rtol 1e-2 --atol 1e-3', or --model-check)\n";
     else if (report.modelChecked && convert)
@@ -561,6 +573,10 @@ int main(int argc, char **argv) {
   app.add_option("--dtype", mainArgs.dtype,
                  "Then convert float32 weights and computation to float16 (fp16) or float16 to float32 (fp32); "
                  "ops without a float16 form stay float32 behind Casts")
+      ->group(kOpt);
+  app.add_flag("--no-fp16-fallback", mainArgs.noFp16Fallback,
+               "With --dtype fp16: convert all that has a float16 form, even where the model check finds "
+               "outputs beyond float16's tolerance (by default the first nodes stay float32 until they are within)")
       ->group(kOpt);
   app.add_option("--keep-io-types", mainArgs.keepIOTypes,
                  "With --dtype: keep the declared types of the model's inputs and outputs (true, the default) "

@@ -1,13 +1,14 @@
 //===- transforms/ConvertFloatType.cpp - float32 <-> float16 --------------===//
 //
-// convert-float-type{to=float16|float32 keep-io-types=true|false}: converts
+// convert-float-type{to=float16|float32 keep-io-types=true|false
+// overflow=keep|inf keep-op=OP... keep-node=NAME...}: converts
 // the model's floating-point weights and computation from float32 to
 // float16 (to=float16, the default) or back (to=float32), in the main graph
 // and every subgraph.
 //
 //   Before (to=float16, opset 17):          After:
 //     g (float[2] x) => (float[2] y)          g (float[2] x) => (float[2] y)
-//       <float[2] w = {0.1, 70000}> {           <float16[2] w = {0.1, inf}> {
+//       <float[2] w = {0.1, 0.7}> {             <float16[2] w = {0.1, 0.7}> {
 //       a = Mul(x, w)                           x_fp16 = Cast<to = 10>(x)
 //       b = Celu(a)                             a = Mul(x_fp16, w)
 //       y = Relu(b)                             a_fp32 = Cast<to = 1>(a)
@@ -16,15 +17,35 @@
 //                                               y_fp16 = Relu(b_fp16)
 //                                               y = Cast<to = 1>(y_fp16)
 //                                             }
-//   (70000 is beyond float16's range: it becomes inf, with a warning naming
-//   the tensor. Inserted values get fresh names; the interface keeps its.)
+//   (Inserted values get fresh names; the interface keeps its.)
+//
+//   A constant beyond float16's range (+-65504) stays float32, and so do
+//   the nodes that compute with it, up to an op that bounds its result:
+//     g (float[2] x) => (float[2] y)          g (float[2] x) => (float[2] y)
+//       <float s = {1048576}> {                 <float s = {1048576}> {
+//       a = Mul(x, s)                           a = Mul(x, s)        # float32
+//       b = Log(a)                              b = Log(a)           # float32
+//       y = Relu(b)                             b_fp16 = Cast<to = 10>(b)
+//     }                                         y_fp16 = Relu(b_fp16)
+//                                               y = Cast<to = 1>(y_fp16)
+//                                             }
+//   (warned, naming s). In float16, s would be inf and y inf or NaN.
 //
 // What changes (S = the source type, D = the destination type):
 //  - Initializers and Constant values of type S are rounded to D
-//    (float32 -> float16 round-to-nearest-even, NaN kept, beyond +-65504
-//    -> +-inf with a warning; float16 -> float32 is exact). A weight read
-//    both by converted and by kept nodes is kept and a D copy added, so no
-//    value is rounded twice.
+//    (float32 -> float16 round-to-nearest-even, NaN kept; float16 ->
+//    float32 is exact). A weight read both by converted and by kept nodes
+//    is kept and a D copy added, so no value is rounded twice.
+//  - A float32 constant with a finite value beyond +-65504 (overflow=keep,
+//    the default): its readers are kept, and the readers of their results
+//    in turn, until an op whose result is bounded whatever its operands
+//    (Log, Sigmoid, Tanh, Softmax, Erf, Sin, Cos, Atan, Sign...; see
+//    boundsItsResult); a warning names the constant. Typical sources: a
+//    scale (2^20 before a Log in audio front ends), a mask value (-1e9,
+//    float32's lowest) added before a Softmax. A node owning subgraphs is
+//    not kept this way (its bodies follow it), nor are Shape and Size.
+//    With overflow=inf, or where a converted node still reads it, the
+//    value rounds to +-inf, with a warning naming the tensor.
 //  - Every other node is converted: its S results become D, and the type
 //    attributes that make a result S are set to D (Cast and the Random*,
 //    EyeLike, Bernoulli `dtype`, window ops' `output_datatype`, and the
@@ -32,8 +53,11 @@
 //    Cast, Shape and Size read any type: no Cast is put before them.
 //  - Kept nodes compute in S: behind a Cast to S for each D operand, and
 //    with a Cast to D for each S result a converted node reads. Kept are:
-//    ops of other domains (their type rules are unknown here), ops the
-//    schema table does not know at the model's opset, and, for to=float16,
+//    the ops and nodes named by keep-op and keep-node (to=float16; one
+//    name an occurrence; the float16 accuracy fallback of api/Optimize.cpp
+//    names nodes here), ops of other domains (their type rules are unknown
+//    here), ops the schema table does not know at the model's opset, and,
+//    for to=float16,
 //    the ops whose float operands or results have no float16 form at that
 //    opset in the ONNX specification (docs/Operators.md, type constraints;
 //    see kNoFloat16 below). Single operands that are float32 only (Resize's
@@ -72,6 +96,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -130,6 +155,31 @@ bool defaultsToFloat(const Node &n, std::string_view &attr) {
   return false;
 }
 
+/// Ops whose float result is bounded whatever the magnitude of their
+/// operands (|Log x| <= 104 on float32, the others within [-pi, pi] or
+/// [-1, 1], |Asinh x|, Acosh x <= 89): where a value beyond the float16
+/// range stops spreading.
+bool boundsItsResult(const Node &n) {
+  static constexpr std::string_view kBounded[] = {"Acosh", "Asinh", "Atan", "Cos", "Erf", "HardSigmoid",
+                                                  "Log", "Sigmoid", "Sign", "Sin", "Softmax", "Softsign",
+                                                  "Tanh"};
+  return n.isDefaultDomain() &&
+         std::find(std::begin(kBounded), std::end(kBounded), n.opType()) != std::end(kBounded);
+}
+
+/// The number of finite float32 elements of `t` that float16 cannot hold
+/// (they would round to +-inf).
+size_t countBeyondHalf(const Tensor &t) {
+  if (t.dtype() != DataType::Float || !t.isConsistent())
+    return 0;
+  size_t count = 0;
+  for (int64_t i = 0, n = t.numElements(); i < n; ++i) {
+    float f = t.at<float>(static_cast<size_t>(i));
+    count += std::isfinite(f) && (rt::floatToHalfBits(f) & 0x7fffu) == 0x7c00u;
+  }
+  return count;
+}
+
 bool typeMentions(const Type &t, DataType dt) {
   if (t.kind() == Type::Kind::Tensor || t.kind() == Type::Kind::SparseTensor)
     return t.elemType() == dt;
@@ -167,12 +217,31 @@ public:
       keepIO_ = value == "true";
       return true;
     }
+    if (key == "overflow") {
+      if (value != "keep" && value != "inf") {
+        error = "option overflow of " + std::string(name()) + " takes keep or inf, not '" + std::string(value) + "'";
+        return false;
+      }
+      keepWide_ = value == "keep";
+      return true;
+    }
+    if (key == "keep-node" || key == "keep-op") { // one name per occurrence
+      (key == "keep-node" ? keepNodes_ : keepOps_).emplace(value);
+      return true;
+    }
     return Pass::setOption(key, value, error);
   }
   std::string optionsText() const override {
     std::string s = toHalf_ ? "" : "to=float32";
+    auto add = [&](const char *o) { s += std::string(s.empty() ? "" : " ") + o; };
     if (!keepIO_)
-      s += std::string(s.empty() ? "" : " ") + "keep-io-types=false";
+      add("keep-io-types=false");
+    if (!keepWide_)
+      add("overflow=inf");
+    for (const std::string &op : keepOps_)
+      add(("keep-op=" + op).c_str());
+    for (const std::string &node : keepNodes_)
+      add(("keep-node=" + node).c_str());
     return s;
   }
 
@@ -185,6 +254,10 @@ private:
   /// Why the model cannot be converted, or "" (types inferred first).
   std::string declineReason(const std::vector<Graph *> &graphs) const;
   bool isKept(const Node &n) const;
+  /// Execute: keeps in S the nodes that compute with a constant beyond the
+  /// float16 range, and their users up to a bounded op; warns once per such
+  /// constant. Result: the number of nodes it kept.
+  uint64_t keepWideRegions(const std::vector<Graph *> &graphs, PassContext &context);
   enum class Want { Src, Dst, Either };
   /// What use `u` of an S value reads: S, D, or either.
   Want want(const Use &u) const;
@@ -202,6 +275,8 @@ private:
   int64_t opset_ = 0;
   bool toHalf_ = true;
   bool keepIO_ = true;
+  bool keepWide_ = true;
+  std::set<std::string, std::less<>> keepNodes_, keepOps_;
   std::unordered_set<const Node *> kept_;
   uint64_t casts_ = 0;
 };
@@ -254,6 +329,8 @@ bool ConvertFloatTypePass::isKept(const Node &n) const {
   }
   if (!toHalf_)
     return false;
+  if (keepOps_.count(n.opType()) || (!n.name().empty() && keepNodes_.count(n.name())))
+    return true;
   for (const NoFloat16 &e : kNoFloat16)
     if (n.opType() == e.op && opset_ < e.untilOpset)
       return true;
@@ -261,6 +338,53 @@ bool ConvertFloatTypePass::isKept(const Node &n) const {
   if (n.is("LayerNormalization") && (n.result(1) || n.result(2)))
     return true;
   return false;
+}
+
+uint64_t ConvertFloatTypePass::keepWideRegions(const std::vector<Graph *> &graphs, PassContext &context) {
+  // Seeds: the S constants with a value float16 cannot hold.
+  std::vector<std::pair<Value *, size_t>> seeds;
+  for (Graph *g : graphs) {
+    for (Value *v : g->initializers())
+      if (!v->isGraphInput())
+        if (size_t n = countBeyondHalf(*v->initializer()))
+          seeds.emplace_back(v, n);
+    for (Node *n : g->nodes())
+      if (n->is("Constant") && !kept_.count(n))
+        if (const Attribute *a = n->attr("value"); a && a->kind == AttrKind::Tensor && a->t)
+          if (size_t count = countBeyondHalf(*a->t))
+            seeds.emplace_back(n->result(0), count);
+  }
+  // A wide value's readers compute in S; their results are wide in turn
+  // unless the op bounds them. Nodes owning subgraphs are not kept (their
+  // bodies are converted with them): such a use reads a float16 rounding.
+  uint64_t keptHere = 0;
+  std::unordered_set<const Value *> wide;
+  for (auto [seed, count] : seeds) {
+    uint64_t before = keptHere;
+    std::vector<Value *> work{seed};
+    wide.insert(seed);
+    while (!work.empty()) {
+      Value *v = work.back();
+      work.pop_back();
+      for (Use *u : v->uses()) {
+        Node *n = u->owner();
+        if (!n || hasSubgraphs(*n) || n->is("Shape") || n->is("Size"))
+          continue;
+        if (kept_.insert(n).second)
+          ++keptHere;
+        if (boundsItsResult(*n))
+          continue;
+        for (Value *r : n->results())
+          if (isTensorOf(r, src()) && wide.insert(r).second)
+            work.push_back(r);
+      }
+    }
+    context.warn(std::string(seed->isInitializer() ? "initializer '" : "Constant '") + seed->name() + "': " +
+                 std::to_string(count) + " value(s) beyond the float16 range (+-65504): kept in float32 with the " +
+                 std::to_string(keptHere - before) + " node(s) computing with it");
+  }
+  context.counter("range-kept", "Nodes kept in float32 for values beyond the float16 range") += keptHere;
+  return keptHere;
 }
 
 ConvertFloatTypePass::Want ConvertFloatTypePass::want(const Use &u) const {
@@ -483,6 +607,9 @@ bool ConvertFloatTypePass::run(Model &model, PassContext &context) {
           touchesSrc = touchesSrc || isTensorOf(r, src());
         keptWithSrc += touchesSrc;
       }
+
+  if (toHalf_ && keepWide_)
+    keepWideRegions(graphs, context);
 
   // The S values, collected before any rewrite adds values.
   std::vector<Value *> values;

@@ -12,7 +12,9 @@
 #include "runtime/Inputs.h"
 #include "runtime/Interpreter.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <set>
 
@@ -225,7 +227,10 @@ private:
       }
       figures_.outputs = outputs.size();
       for (size_t i = 0; i < outputs.size(); ++i) {
-        rt::Comparison c = rt::compareValues(outputs[i], reference[i], options_.rtol, options_.atol);
+        double atol = options_.atol;
+        if (options_.atolOfMax > 0)
+          atol += options_.atolOfMax * largestMagnitude(reference[i]);
+        rt::Comparison c = rt::compareValues(outputs[i], reference[i], options_.rtol, atol);
         figures_.maxAbsDiff = std::max(figures_.maxAbsDiff, c.maxAbsDiff);
         figures_.maxRelDiff = std::max(figures_.maxRelDiff, c.maxRelDiff);
         if (c.ok)
@@ -243,6 +248,22 @@ private:
       }
     }
     return ok;
+  }
+
+  /// The largest finite |element| of a float or double tensor (else 0).
+  static double largestMagnitude(const rt::RtValue &v) {
+    if (!v.isTensor() || !v.tensor->isConsistent())
+      return 0;
+    const Tensor &t = *v.tensor;
+    double m = 0;
+    for (int64_t i = 0, n = t.numElements(); i < n; ++i) {
+      double x = t.dtype() == DataType::Float    ? t.at<float>(static_cast<size_t>(i))
+                 : t.dtype() == DataType::Double ? t.at<double>(static_cast<size_t>(i))
+                                                 : 0.0;
+      if (std::isfinite(x))
+        m = std::max(m, std::fabs(x));
+    }
+    return m;
   }
 
   bool run(const Model &model, const std::vector<rt::RtValue> &inputs, std::vector<rt::RtValue> &outputs,

@@ -51,9 +51,12 @@ public:
 
 struct ModelCheckOptions {
   uint64_t seed = 0;
-  /// An element matches when |a - b| <= atol + rtol * |b|.
+  /// An element matches when |a - b| <= atol + rtol * |b| (+ atolOfMax *
+  /// the largest |b| of its float output: a result near 0 computed from
+  /// large values is only as exact as their scale; 0 = none).
   double rtol = 1e-4;
   double atol = 1e-5;
+  double atolOfMax = 0;
   /// Sizes of symbolic input dims by name, and of unnamed ('?') dims as
   /// "INPUT[AXIS]" (the name the report prints them under); others get defaultDim.
   std::map<std::string, int64_t> dims;

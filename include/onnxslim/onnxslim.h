@@ -240,13 +240,22 @@ struct OptimizeOptions {
   /// behind Casts) or "float32" (float16 -> float32, exact); "" keeps the
   /// model's types. The pass convert-float-type runs once, then a cleanup
   /// round (dead nodes, unused initializers). The model check compares the
-  /// optimized model before the conversion; the conversion itself is
-  /// compared only with ModelCheckMode::Require or EachPass, with float16
-  /// tolerances (rtol 1e-2, atol 1e-3).
+  /// optimized model before the conversion; float16 is compared after it
+  /// too (see float16Fallback), and with ModelCheckMode::Require or
+  /// EachPass a conversion out of tolerance fails.
   std::string floatType;
   /// With floatType: the main graph's inputs and outputs keep their declared
   /// types (Casts at the interface); false converts them too.
   bool keepIOTypes = true;
+  /// With floatType "float16" and keepIOTypes: compare the converted model
+  /// with the float32 one in the interpreter (when the model check runs:
+  /// ModelCheckMode::Auto on a checkable model, Require, EachPass), with
+  /// tolerances rtol 1e-2, atol 1e-3 plus 1e-2 of each output's largest
+  /// magnitude; when outputs leave them, keep in float32 the nodes deciding
+  /// float comparisons and the shortest prefix of the main graph's nodes
+  /// that brings them back (a warning says how many). false: convert
+  /// everything that has a float16 form.
+  bool float16Fallback = true;
 
   ModelCheckMode modelCheck = ModelCheckMode::Auto;
   /// Sizes of symbolic input dims for the model check (others: tried at 32,
@@ -328,6 +337,11 @@ struct OptimizeReport {
   CheckReport check;
   /// Why an Auto model check did not run ("" when it ran or was off).
   std::string modelCheckSkipped;
+  /// With floatType "float16": whether the converted model was compared
+  /// with the float32 one (float16Fallback), and how many nodes the
+  /// fallback kept in float32 (0: all converted within tolerance).
+  bool float16Compared = false;
+  size_t float16KeptNodes = 0;
   /// "pass: reason" for every pass rolled back (ModelCheckMode::EachPass).
   std::vector<std::string> rolledBack;
   /// Warnings of the passes and of the input's validation.
