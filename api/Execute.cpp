@@ -12,6 +12,7 @@
 #include "runtime/Compare.h"
 #include "runtime/Inputs.h"
 #include "runtime/Interpreter.h"
+#include "runtime/ThreadPool.h"
 
 #include <algorithm>
 #include <sstream>
@@ -143,6 +144,10 @@ std::string interfaceMismatch(const Graph &ga, const std::string &a, const Graph
 }
 
 } // namespace
+
+void setThreadCount(int threads) { rt::setThreadCount(threads); }
+
+int threadCount() { return rt::threadCount(); }
 
 Result<std::vector<std::pair<std::string, RunValue>>> run(const Model &model, const std::map<std::string, RunValue> &inputs,
                                                           const RunConfig &config) {

@@ -1,4 +1,4 @@
-//===- runtime/Gemm.cpp - Blocked single-threaded GEMM engine -------------===//
+//===- runtime/Gemm.cpp - Blocked GEMM engine ------------------------------===//
 //
 // GotoBLAS-style GEMM: the N dimension is split in NC-wide blocks, K in
 // KC-deep slices and M in MC-tall blocks. For each (NC, KC) block of op(B) a
@@ -8,6 +8,12 @@
 // per row) and adds alpha times the tile into C. Edge tiles are zero-padded
 // in the packed panels; partial columns go through a small scalar store.
 // Matrix-vector shapes skip packing.
+//
+// Threads (runtime/ThreadPool.h): within each (NC, KC) step, the tiles of
+// MC rows x a range of B panels are tasks of parallelFor (about two per
+// thread); each packs its own rows of A and writes its own part of C, and
+// the K slices stay in order, so every C element gets the same operations
+// in the same order whatever the thread count: results are bit-identical.
 //
 // Micro-kernels, chosen once at run time from the CPU's features:
 //  - baseline: xsimd batches of the compile-time architecture (SSE2 on a
@@ -26,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Gemm.h"
+#include "runtime/ThreadPool.h"
 
 #include <xsimd/xsimd.hpp>
 
@@ -653,6 +660,9 @@ template <typename T> void addRowBias(int64_t M, int64_t N, const T *bias, T *C,
   }
 }
 
+/// Multiply-adds of one (NC, KC) step below which it runs on one thread.
+constexpr int64_t kParallelMinWork = int64_t(1) << 18;
+
 /// The blocked product. With `prepacked`, op(B) is not read from B: its
 /// panels come ready from `prepacked` (see gemmPackedB in Gemm.h). With
 /// `rowBias`, rowBias[i] is then added to row i of C (in the micro-kernels'
@@ -684,14 +694,14 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
   const Engine<T> engine = engineFor<T>(currentIsa());
   const int64_t MR = engine.MR, NR = engine.NR;
   const int64_t KC = sliceK(engine.KC, N), MC = engine.MC, NC = engine.NC;
-  thread_local AlignedVector<T> packedA, packedB;
+  thread_local AlignedVector<T> packedB;
   int64_t ncMax = std::min(NC, (N + NR - 1) / NR * NR);
   int64_t mcMax = std::min(MC, (M + MR - 1) / MR * MR);
   int64_t kcMax = std::min(KC, K);
   if (!prepacked && packedB.size() < static_cast<size_t>(ncMax * kcMax))
     packedB.resize(static_cast<size_t>(ncMax * kcMax));
-  if (packedA.size() < static_cast<size_t>(mcMax * kcMax))
-    packedA.resize(static_cast<size_t>(mcMax * kcMax));
+  const int64_t icBlocks = (M + MC - 1) / MC;
+  const int threads = threadCount();
 
   for (int64_t jc = 0; jc < N; jc += NC) {
     int64_t nc = std::min(NC, N - jc);
@@ -699,13 +709,24 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
       int64_t kc = std::min(KC, K - pc);
       if (!prepacked)
         packB(transB, B, ldb, pc, kc, jc, nc, NR, packedB.data());
-      for (int64_t ic = 0; ic < M; ic += MC) {
-        int64_t mc = std::min(MC, M - ic);
+      // The (MC rows) x (a range of NR panels) tiles of this step are
+      // independent tasks: each packs its rows of A and writes its own part
+      // of C, every element computed as a single thread would.
+      const int64_t panels = (nc + NR - 1) / NR;
+      int64_t chunks = 1;
+      if (threads > 1 && M * nc * kc >= kParallelMinWork)
+        chunks = std::min<int64_t>(panels, (2 * threads + icBlocks - 1) / icBlocks);
+      const T *bStep = prepacked ? nullptr : packedB.data();
+      auto tile = [&](int64_t t) {
+        int64_t ic = t / chunks * MC, mc = std::min(MC, M - ic), chunk = t % chunks;
+        thread_local AlignedVector<T> packedA;
+        if (packedA.size() < static_cast<size_t>(mcMax * kcMax))
+          packedA.resize(static_cast<size_t>(mcMax * kcMax));
         packA(transA, A, lda, ic, mc, pc, kc, MR, packedA.data());
-        for (int64_t jr = 0; jr < nc; jr += NR) {
+        int64_t end = std::min(nc, panels * (chunk + 1) / chunks * NR);
+        for (int64_t jr = panels * chunk / chunks * NR; jr < end; jr += NR) {
           int64_t nr = std::min(NR, nc - jr);
-          const T *bPanel = prepacked ? prepacked + (jc + jr) * K + pc * NR
-                                      : packedB.data() + jr * kc;
+          const T *bPanel = prepacked ? prepacked + (jc + jr) * K + pc * NR : bStep + jr * kc;
           for (int64_t ir = 0; ir < mc; ir += MR) {
             int64_t rows = std::min(MR, mc - ir);
             const T *bias = rowBias && pc + kc >= K ? rowBias + ic + ir : nullptr;
@@ -713,7 +734,11 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
                          C + (ic + ir) * ldc + jc + jr, ldc, rows, nr, zeroC && pc == 0, bias);
           }
         }
-      }
+      };
+      if (icBlocks * chunks == 1)
+        tile(0);
+      else
+        parallelFor(icBlocks * chunks, tile);
     }
   }
 }

@@ -1,4 +1,4 @@
-//===- runtime/Gemm.h - Blocked single-threaded GEMM engine ----*- C++ -*-===//
+//===- runtime/Gemm.h - Blocked GEMM engine --------------------*- C++ -*-===//
 //
 // General matrix multiplication C = alpha * op(A) * op(B) + beta * C on
 // row-major matrices, where op(X) is X or its transpose. op(A) is M x K,
@@ -11,7 +11,8 @@
 // compile-time architecture, or AVX2+FMA / AVX-512F kernels selected at run
 // time when the CPU has them. Matrix-vector products (M == 1 or N == 1) take
 // a direct path without packing. When beta is 0, C is not read (so it may
-// hold NaNs or garbage). Single-threaded.
+// hold NaNs or garbage). Large products run on the thread pool
+// (runtime/ThreadPool.h) with results identical for every thread count.
 //
 // This header is plain C++: xsimd stays inside runtime/Gemm.cpp.
 //

@@ -670,6 +670,13 @@ int main(int argc, char **argv) {
     cmd->add_option("--input-specs", in->inputSpecs,
                     "Input shapes/dtypes/ranges from a models.json file (FILE[:NAME])");
   }
+  // The interpreter's threads (folding, model checks, run, verify): one pool.
+  int threads = 0;
+  for (CLI::App *cmd : {&app, run, verifyCmd})
+    cmd->add_option("--threads", threads,
+                    "Interpreter threads (default: the number of cores; results do not depend on it)")
+        ->check(CLI::NonNegativeNumber)
+        ->group(cmd == &app ? kCheck : "Options");
 
   // "--passes=" (an option with an empty value) is passed on as "--passes"
   // "": CLI11 would otherwise take the next argument as its value.
@@ -695,6 +702,7 @@ int main(int argc, char **argv) {
     return 2;
   }
 
+  setThreadCount(threads);
   if (showVersion) {
     SupportedVersions v = supportedVersions();
     std::cout << "onnxslim " << version() << " (ONNX IR version up to " << v.irVersion

@@ -52,6 +52,13 @@ class PassRegistry;
 /// The library's version, "MAJOR.MINOR.PATCH" (the tool's --version too).
 std::string_view version();
 
+/// Given a count (0: the number of cores, the default), Execute: sizes the
+/// one pool of threads the interpreter uses (folding, model checks, run,
+/// verify) for every later call. Results do not depend on the count.
+void setThreadCount(int threads);
+/// The pool's size, the calling thread included.
+int threadCount();
+
 /// The newest ONNX versions this build reads, writes and validates.
 struct SupportedVersions {
   int64_t irVersion = 0;    ///< ModelProto.ir_version

@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Gemm.h"
 #include "runtime/Kernel.h"
+#include "runtime/ThreadPool.h"
 #include "runtime/kernels/Dispatch.h"
 #include "runtime/kernels/NNCommon.h"
 
@@ -58,6 +59,10 @@ constexpr int64_t kMinChunkColumns = 2048;
 
 /// Elements of zero-padded input planes that im2col may stage (16 MB of floats).
 constexpr int64_t kPaddedBudget = int64_t{1} << 22;
+
+/// Multiply-adds of a depthwise convolution below which it stays on one
+/// thread (runtime/ThreadPool.h).
+constexpr int64_t kParallelMinWork = int64_t{1} << 18;
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
@@ -335,12 +340,14 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   const int64_t Mg = M / group;
   const int64_t inS = g.in[1] * g.in[2], ow = g.out[2], oh = g.out[1], outS = oh * ow;
   const int64_t taps = g.kernel[1] * g.kernel[2], rowStep = g.strides[1] * p.rowPitch;
-  C *buf = scratch<C, 2>(p.rows * p.rowPitch);
   const bool fused = g.strides[1] == 1 && p.phases.size() == 1 && ow < kFuseWidth;
-  C *tmp = fused ? scratch<C, 3>(oh * p.rowPitch) : nullptr;
-  std::vector<const C *> ptrs(static_cast<size_t>(taps));
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t ci = 0; ci < Cin; ++ci) {
+  // One task per input plane (n, ci): its own scratch (per thread), its
+  // own output planes.
+  auto plane = [&](int64_t task) {
+      const int64_t n = task / Cin, ci = task % Cin;
+      C *buf = scratch<C, 2>(p.rows * p.rowPitch);
+      C *tmp = fused ? scratch<C, 3>(oh * p.rowPitch) : nullptr;
+      std::vector<const C *> ptrs(static_cast<size_t>(taps));
       fillPadded(x + (n * Cin + ci) * inS, g, p, buf);
       for (int64_t m = ci * Mg; m < (ci + 1) * Mg; ++m) {
         const C *wk = w + m * taps;
@@ -361,7 +368,12 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
           multiTapRow(ow, taps, ptrs.data(), wk, b, yo + oy * ow);
         }
       }
-    }
+  };
+  if (N * Cin * Mg * outS * taps >= kParallelMinWork)
+    parallelFor(N * Cin, plane);
+  else
+    for (int64_t task = 0; task < N * Cin; ++task)
+      plane(task);
 }
 
 /// Direct convolution for groups of one input channel (depthwise). Each

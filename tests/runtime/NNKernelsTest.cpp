@@ -14,9 +14,11 @@
 #include "runtime/Gemm.h"
 #include "runtime/Interpreter.h"
 #include "runtime/Kernel.h"
+#include "runtime/ThreadPool.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -651,3 +653,62 @@ TEST(NNKernelErrors, OtherKernelsRejectMalformedInputs) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Threads: the same bits for every thread count
+//===----------------------------------------------------------------------===//
+
+TEST(ThreadPool, RunsEveryTaskOnceAndNestsInline) {
+  for (int threads : {1, 2, 3, 8}) {
+    setThreadCount(threads);
+    EXPECT_EQ(threadCount(), threads);
+    std::vector<std::atomic<int>> runs(1000);
+    parallelFor(1000, [&](int64_t i) {
+      runs[static_cast<size_t>(i)]++;
+      parallelFor(3, [&](int64_t) { runs[static_cast<size_t>(i)] += 10; }); // inline
+    });
+    for (size_t i = 0; i < runs.size(); ++i)
+      ASSERT_EQ(runs[i].load(), 31) << "task " << i << " with " << threads << " threads";
+    parallelFor(0, [](int64_t) { FAIL() << "no task for n = 0"; });
+  }
+  setThreadCount(0);
+  EXPECT_GE(threadCount(), 1);
+}
+
+TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
+  std::mt19937 rng(11);
+  // GEMM above the parallel threshold, edges included (M, N not multiples
+  // of the tiles), transposed and not.
+  const int64_t M = 301, N = 517, K = 263;
+  std::vector<float> A = randomFloats(rng, M * K), B = randomFloats(rng, K * N), bias = randomFloats(rng, M);
+  // A depthwise convolution (one plane per task) and a dense one (GEMM).
+  std::vector<float> x = randomFloats(rng, 2 * 32 * 40 * 40), dw = randomFloats(rng, 32 * 9),
+                     dense = randomFloats(rng, 48 * 32 * 9);
+  auto runAll = [&](int threads) {
+    setThreadCount(threads);
+    std::vector<std::vector<float>> out;
+    for (bool ta : {false, true}) {
+      std::vector<float> C(static_cast<size_t>(M * N));
+      sgemm(ta, !ta, M, N, K, 0.5f, A.data(), ta ? M : K, B.data(), !ta ? K : N, 0.0f, C.data(), N,
+            bias.data());
+      out.push_back(C);
+    }
+    NodeRun depthwise = runNode("Conv", 11, {floats({2, 32, 40, 40}, x), floats({32, 1, 3, 3}, dw)},
+                                {aInt("group", 32), aInts("pads", {1, 1, 1, 1})});
+    NodeRun full = runNode("Conv", 11, {floats({2, 32, 40, 40}, x), floats({48, 32, 3, 3}, dense)},
+                           {aInts("pads", {1, 1, 1, 1})});
+    EXPECT_TRUE(depthwise.status.ok() && full.status.ok());
+    out.push_back(floatValues(depthwise.out()));
+    out.push_back(floatValues(full.out()));
+    return out;
+  };
+  std::vector<std::vector<float>> one = runAll(1);
+  for (int threads : {2, 3, 7}) {
+    std::vector<std::vector<float>> many = runAll(threads);
+    ASSERT_EQ(many.size(), one.size());
+    for (size_t i = 0; i < one.size(); ++i)
+      EXPECT_EQ(std::memcmp(many[i].data(), one[i].data(), one[i].size() * sizeof(float)), 0)
+          << "result " << i << " differs between 1 and " << threads << " threads";
+  }
+  setThreadCount(0);
+}
