@@ -83,7 +83,7 @@ fi
 
 cpmean=$(( (cp1 + cp2) / 2 ))
 awk -v b="$bytes" -v o="$ours" -v c1="$cp1" -v c2="$cp2" -v c="$cpmean" -v r="$rss_kb" 'BEGIN {
-  printf "size            %.2f GB (%d bytes)\n", b / 1e9, b
+  printf "size            %.2f GB (%.0f bytes)\n", b / 1e9, b
   printf "onnxslim        %.2f s\n", o / 1e9
   printf "cp + fsync      %.2f s (runs: %.2f s, %.2f s)\n", c / 1e9, c1 / 1e9, c2 / 1e9
   printf "ratio           %.2f (target <= 2)\n", o / c
