@@ -27,7 +27,7 @@
 // mapped input model) are read with pread, not through the mapping; pages
 // of mapped tensors hashed or compared whole are released from the
 // resident set right after (Buffer::releasePages). So the pass's peak RSS
-// does not grow with the model.
+// is bounded by the largest tensor it must hash whole, not by the model.
 //
 // Conditions and scoping:
 //   - a graph input with a default initializer is interface (a caller may
