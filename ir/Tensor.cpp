@@ -21,6 +21,17 @@ Buffer Buffer::copyOf(const void *data, size_t size) {
   return fromString(std::string(static_cast<const char *>(data), size));
 }
 
+namespace {
+
+/// Descriptors kept open by live mappings. Past the cap a mapping closes its
+/// file like before (fd() is -1; writers then read through the mapping), so
+/// a model split into thousands of external files still loads within the
+/// usual limit of 1024 open files.
+std::atomic<int> keptFds{0};
+constexpr int kMaxKeptFds = 256;
+
+} // namespace
+
 void Buffer::releasePages() const {
   if (!mapped_ || size_ == 0)
     return;
@@ -61,15 +72,22 @@ std::shared_ptr<MappedFile> MappedFile::open(const std::string &path, std::strin
     }
     file->data_ = static_cast<const uint8_t *>(p);
   }
-  file->fd_ = fd;
+  if (keptFds.fetch_add(1) < kMaxKeptFds) {
+    file->fd_ = fd;
+  } else {
+    keptFds.fetch_sub(1);
+    ::close(fd);
+  }
   return file;
 }
 
 MappedFile::~MappedFile() {
   if (data_)
     ::munmap(const_cast<uint8_t *>(data_), size_);
-  if (fd_ >= 0)
+  if (fd_ >= 0) {
     ::close(fd_);
+    keptFds.fetch_sub(1);
+  }
 }
 
 Buffer MappedFile::view(const std::shared_ptr<MappedFile> &self, size_t offset,

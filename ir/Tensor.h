@@ -77,8 +77,8 @@ public:
   const uint8_t *data() const { return data_; }
   size_t size() const { return size_; }
   const std::string &path() const { return path_; }
-  /// The file, open read-only while the mapping lives, so that a writer can
-  /// copy ranges of it without touching the mapping (copy_file_range).
+  /// The file, open read-only while the mapping lives (-1 past 256 live
+  /// mappings), so a writer can copy ranges without the mapping.
   int fd() const { return fd_; }
   /// A Buffer viewing [offset, offset+length) that keeps this mapping alive.
   Buffer view(const std::shared_ptr<MappedFile> &self, size_t offset, size_t length) const;

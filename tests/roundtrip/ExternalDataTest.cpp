@@ -409,3 +409,27 @@ TEST(ExternalData, ReleasedPagesReadBackTheSameBytes) {
   owned.releasePages(); // no effect on owned bytes
   EXPECT_EQ(std::string(reinterpret_cast<const char *>(owned.data()), 10), bytes.substr(0, 10));
 }
+
+TEST(ExternalData, ManyMappedFilesKeepAtMost256Descriptors) {
+  // A model split into one file per tensor must load within the usual limit
+  // of 1024 open files: past 256 live mappings, a mapping closes its file.
+  TempDir dir;
+  writeFile(dir.file("d.bin"), "0123456789");
+  std::vector<std::shared_ptr<MappedFile>> files;
+  std::string error;
+  for (int i = 0; i < 300; ++i) {
+    files.push_back(MappedFile::open(dir.file("d.bin"), error));
+    ASSERT_TRUE(files.back()) << error;
+  }
+  size_t open = 0;
+  for (const auto &f : files) {
+    open += f->fd() >= 0;
+    EXPECT_EQ(std::string(reinterpret_cast<const char *>(f->data()), f->size()), "0123456789");
+  }
+  EXPECT_LE(open, 256u);
+  EXPECT_GE(open, 200u); // other tests' mappings are gone by now
+  files.clear();
+  auto again = MappedFile::open(dir.file("d.bin"), error);
+  ASSERT_TRUE(again) << error;
+  EXPECT_GE(again->fd(), 0); // closed mappings gave their descriptors back
+}
