@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -178,8 +179,98 @@ std::streamsize FdStreamBuf::xsputn(const char *s, std::streamsize n) {
 int FdStreamBuf::sync() { return flushAll() ? 0 : -1; }
 
 //===----------------------------------------------------------------------===//
+// copyRange
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Whether copy_file_range failed because it cannot serve this pair of files
+/// (rather than because of an I/O error that read/write would hit too).
+bool kernelCopyRefused(int err) {
+  return err == EXDEV || err == EINVAL || err == ENOSYS || err == EOPNOTSUPP || err == EBADF ||
+         err == ETXTBSY || err == EPERM;
+}
+
+bool readWriteCopy(int srcFd, uint64_t offset, uint64_t length, int dstFd, std::string &error) {
+  std::vector<char> chunk(static_cast<size_t>(std::min<uint64_t>(length, uint64_t{1} << 20)));
+  while (length > 0) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(length, chunk.size()));
+    ssize_t got = ::pread(srcFd, chunk.data(), want, static_cast<off_t>(offset));
+    if (got < 0) {
+      if (errno == EINTR)
+        continue;
+      error = "cannot read: " + osError(errno);
+      return false;
+    }
+    if (got == 0) {
+      error = "cannot read: unexpected end of file";
+      return false;
+    }
+    for (size_t done = 0; done < static_cast<size_t>(got);) {
+      ssize_t w = ::write(dstFd, chunk.data() + done, static_cast<size_t>(got) - done);
+      if (w < 0) {
+        if (errno == EINTR)
+          continue;
+        error = osError(errno);
+        return false;
+      }
+      done += static_cast<size_t>(w);
+    }
+    offset += static_cast<uint64_t>(got);
+    length -= static_cast<uint64_t>(got);
+  }
+  return true;
+}
+
+} // namespace
+
+bool copyRange(int srcFd, uint64_t srcOffset, uint64_t length, int dstFd, CopyMethod method,
+               std::string &error, bool *usedKernelCopy) {
+  if (usedKernelCopy)
+    *usedKernelCopy = false;
+  if (method == CopyMethod::Auto) {
+    auto in = static_cast<off_t>(srcOffset);
+    while (length > 0) {
+      // Bounded steps keep an interrupted or slow copy responsive.
+      ssize_t n = ::copy_file_range(srcFd, &in, dstFd, nullptr,
+                                    static_cast<size_t>(std::min<uint64_t>(length, uint64_t{1} << 30)), 0);
+      if (n < 0) {
+        if (errno == EINTR)
+          continue;
+        if (kernelCopyRefused(errno))
+          return readWriteCopy(srcFd, static_cast<uint64_t>(in), length, dstFd, error);
+        error = osError(errno);
+        return false;
+      }
+      if (n == 0) {
+        error = "cannot read: unexpected end of file";
+        return false;
+      }
+      length -= static_cast<uint64_t>(n);
+    }
+    if (usedKernelCopy)
+      *usedKernelCopy = true;
+    return true;
+  }
+  return readWriteCopy(srcFd, srcOffset, length, dstFd, error);
+}
+
+//===----------------------------------------------------------------------===//
 // AtomicFile
 //===----------------------------------------------------------------------===//
+
+bool AtomicFile::flush(std::string &error) {
+  if (fd_ < 0 || !buf_) {
+    error = "cannot write '" + path_ + "': the file is not open";
+    return false;
+  }
+  stream_->flush();
+  if (!buf_->flushAll() || stream_->bad()) {
+    error = "cannot write '" + path_ + "': " + osError(buf_->errorCode() ? buf_->errorCode() : EIO);
+    return false;
+  }
+  return true;
+}
 
 AtomicFile::~AtomicFile() { discard(); }
 

@@ -75,6 +75,24 @@ private:
   int errno_ = 0;
 };
 
+/// How copyRange moves bytes.
+enum class CopyMethod {
+  Auto,      ///< copy_file_range, falling back to ReadWrite where refused
+  ReadWrite, ///< pread + write in 1 MiB chunks
+};
+
+/// Given a source file, an offset and a length, and a destination file
+/// descriptor, Execute: appends those bytes to the destination at its
+/// current position, in the kernel where it can (copy_file_range: no page of
+/// the source is mapped or copied into this process; file systems that
+/// support it may share extents), else by reading and writing 1 MiB chunks
+/// (copy_file_range refused: another file system type, a device such as
+/// /dev/null, an old kernel), Result: false with `error` (the OS's words;
+/// "unexpected end of file" when the source is shorter). `usedKernelCopy`,
+/// when given, tells whether copy_file_range moved every byte.
+bool copyRange(int srcFd, uint64_t srcOffset, uint64_t length, int dstFd, CopyMethod method,
+               std::string &error, bool *usedKernelCopy = nullptr);
+
 class AtomicFile {
 public:
   AtomicFile() = default;
@@ -87,6 +105,12 @@ public:
   /// Result: false with `error` (path + cause) when that is impossible.
   bool open(const std::string &path, std::string &error);
   std::ostream &stream() { return *stream_; }
+  /// The temporary file's descriptor, for writes that bypass stream() (call
+  /// flush() first, so the buffered bytes land before them).
+  int fd() const { return fd_; }
+  /// Given nothing, Execute: writes out the stream's buffer, Result: false
+  /// with `error` on an OS error.
+  bool flush(std::string &error);
   /// Given nothing, Execute: flushes, fsyncs and closes the temporary file,
   /// Result: false with `error` on a write error (ENOSPC...).
   bool finish(std::string &error);

@@ -8,6 +8,12 @@
 // tells whether the model passes protobuf's 2 GB limit. Files are written to
 // a temporary file, fsynced and renamed (backend/AtomicFile).
 //
+// External data that comes unchanged from a mapped file is streamed file to
+// file (copy_file_range, falling back to read/write in chunks), so saving a
+// model of many GB keeps its weights out of this process's resident set;
+// other mapped bytes are released from it as soon as they are written. The
+// input files are only read.
+//
 //===----------------------------------------------------------------------===//
 #include "backend/Writer.h"
 
@@ -62,7 +68,17 @@ bool validLocation(const std::string &loc) {
   return true;
 }
 
-void writeExternalData(const ExternalSink &sink, AtomicFile &file) {
+/// Chunks this large that view a mapped file are copied file to file.
+constexpr size_t kCopyFrom = 64 * 1024;
+
+/// Given the external tensors and the open data file, Execute: writes each
+/// at its offset (zeros in between). A tensor of kCopyFrom bytes or more
+/// that views a mapped file (external data, the input model) is copied from
+/// that file by copyRange, so its pages are never mapped into this process;
+/// any other mapped tensor is written from the mapping and its pages are
+/// released right after (Buffer::releasePages). Result: false with `error`.
+bool writeExternalData(const ExternalSink &sink, AtomicFile &file, backend::CopyMethod method,
+                       std::string &error) {
   std::ostream &os = file.stream();
   static const char zeros[4096] = {};
   uint64_t pos = 0;
@@ -72,10 +88,24 @@ void writeExternalData(const ExternalSink &sink, AtomicFile &file) {
       os.write(zeros, n);
       pos += static_cast<uint64_t>(n);
     }
-    os.write(reinterpret_cast<const char *>(c.bytes.data()),
-             static_cast<std::streamsize>(c.bytes.size()));
+    const MappedFile *from = c.bytes.mappedFile();
+    if (from && from->fd() >= 0 && c.bytes.size() >= kCopyFrom) {
+      if (!file.flush(error))
+        return false;
+      uint64_t at = static_cast<uint64_t>(c.bytes.data() - from->data());
+      std::string err;
+      if (!backend::copyRange(from->fd(), at, c.bytes.size(), file.fd(), method, err)) {
+        error = "cannot copy " + std::to_string(c.bytes.size()) + " bytes at offset " + std::to_string(at) +
+                " of '" + from->path() + "' into the external data file: " + err;
+        return false;
+      }
+    } else {
+      os.write(reinterpret_cast<const char *>(c.bytes.data()), static_cast<std::streamsize>(c.bytes.size()));
+      c.bytes.releasePages();
+    }
     pos += c.bytes.size();
   }
+  return true;
 }
 
 } // namespace
@@ -147,7 +177,10 @@ bool saveModel(const Model &model, const std::string &path, std::string &error,
                                : dirOf(path) + "/" + location;
     if (!dataFile.open(dataPath, error))
       return false;
-    writeExternalData(sink, dataFile); // finish() reports any write error
+    // finish() reports any error of the buffered writes.
+    if (!writeExternalData(sink, dataFile, opts.copyFileRange ? backend::CopyMethod::Auto : backend::CopyMethod::ReadWrite,
+                           error))
+      return false;
     if (!dataFile.finish(error))
       return false;
   }

@@ -39,6 +39,11 @@ struct SaveOptions {
   /// When the model would pass protobuf's 2 GB limit, write external data
   /// anyway (with a note to `onNote`) instead of failing.
   bool autoExternalOver2GB = true;
+  /// Copy unchanged external tensors from their mapped file with
+  /// copy_file_range (where the kernel refuses it, read/write in chunks);
+  /// false: always read/write in chunks (tests, or file systems where the
+  /// kernel copy misbehaves). The bytes written are the same either way.
+  bool copyFileRange = true;
   /// Receives notes for the user (the library prints nothing itself).
   std::function<void(const std::string &)> onNote;
 };

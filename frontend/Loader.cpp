@@ -41,12 +41,13 @@ struct Source {
   size_t size = 0;
   std::shared_ptr<const void> owner;
   bool mapped = false;
+  const MappedFile *file = nullptr; ///< the mapping, when it is a MappedFile
 
   /// A Buffer viewing [p, p+n) inside the source.
   Buffer view(const uint8_t *p, size_t n) const {
     Buffer b(p, n, owner);
     if (mapped)
-      b.markMapped();
+      b.markMapped(file);
     return b;
   }
 };
@@ -379,7 +380,7 @@ std::unique_ptr<Model> loadModelFromBytes(std::shared_ptr<MappedFile> file,
                                           const std::string &displayName,
                                           const std::string &baseDir, std::string &error,
                                           const LoadOptions &opts) {
-  Source src{file->data(), file->size(), file, true};
+  Source src{file->data(), file->size(), file, true, file.get()};
   return loadFromSource(src, displayName, baseDir, error, opts);
 }
 
@@ -437,7 +438,7 @@ TensorPtr loadTensorFile(const std::string &path, std::string &error) {
     error = path + ": " + err;
     return nullptr;
   }
-  Source src{file->data(), file->size(), file, true};
+  Source src{file->data(), file->size(), file, true, file.get()};
   return loadTensorFromSource(src, path, dirName(path), error);
 }
 

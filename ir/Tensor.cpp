@@ -21,6 +21,28 @@ Buffer Buffer::copyOf(const void *data, size_t size) {
   return fromString(std::string(static_cast<const char *>(data), size));
 }
 
+namespace {
+
+/// Descriptors kept open by live mappings. Past the cap a mapping closes its
+/// file like before (fd() is -1; writers then read through the mapping), so
+/// a model split into thousands of external files still loads within the
+/// usual limit of 1024 open files.
+std::atomic<int> keptFds{0};
+constexpr int kMaxKeptFds = 256;
+
+} // namespace
+
+void Buffer::releasePages() const {
+  if (!mapped_ || size_ == 0)
+    return;
+  // The mapping starts on a page boundary and ends on one (the kernel maps
+  // whole pages), so the rounded range stays inside it.
+  static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  auto begin = reinterpret_cast<uintptr_t>(data_) & ~(page - 1);
+  auto end = (reinterpret_cast<uintptr_t>(data_) + size_ + page - 1) & ~(page - 1);
+  ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
 std::shared_ptr<MappedFile> MappedFile::open(const std::string &path, std::string &error) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -50,19 +72,28 @@ std::shared_ptr<MappedFile> MappedFile::open(const std::string &path, std::strin
     }
     file->data_ = static_cast<const uint8_t *>(p);
   }
-  ::close(fd);
+  if (keptFds.fetch_add(1) < kMaxKeptFds) {
+    file->fd_ = fd;
+  } else {
+    keptFds.fetch_sub(1);
+    ::close(fd);
+  }
   return file;
 }
 
 MappedFile::~MappedFile() {
   if (data_)
     ::munmap(const_cast<uint8_t *>(data_), size_);
+  if (fd_ >= 0) {
+    ::close(fd_);
+    keptFds.fetch_sub(1);
+  }
 }
 
 Buffer MappedFile::view(const std::shared_ptr<MappedFile> &self, size_t offset,
                         size_t length) const {
   Buffer b(data_ + offset, length, self);
-  b.markMapped();
+  b.markMapped(this);
   return b;
 }
 

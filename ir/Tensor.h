@@ -23,6 +23,8 @@
 
 namespace onnxslim {
 
+class MappedFile;
+
 /// A read-only byte range kept alive by `owner` (a mapping or an owned block).
 class Buffer {
 public:
@@ -40,12 +42,26 @@ public:
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   /// True when the bytes are a view into a mapped file rather than owned memory.
   bool isMapped() const { return mapped_; }
-  void markMapped() { mapped_ = true; }
+  /// The mapped file these bytes view (kept alive by the buffer), or null:
+  /// owned bytes, or a mapping whose loader did not say which file.
+  /// data() - file->data() is then the bytes' offset in the file.
+  const MappedFile *mappedFile() const { return file_; }
+  void markMapped(const MappedFile *file = nullptr) {
+    mapped_ = true;
+    file_ = file;
+  }
+  /// Given a mapped buffer, Execute: drops this process's page-table entries
+  /// for the pages it spans (madvise MADV_DONTNEED), so bytes read once stop
+  /// counting in the resident set; the next access faults them back in from
+  /// the file (the mapping is read-only, so nothing is lost), Result: none.
+  /// No effect on owned buffers.
+  void releasePages() const;
 
 private:
   const uint8_t *data_ = nullptr;
   size_t size_ = 0;
   std::shared_ptr<const void> owner_;
+  const MappedFile *file_ = nullptr;
   bool mapped_ = false;
 };
 
@@ -61,6 +77,9 @@ public:
   const uint8_t *data() const { return data_; }
   size_t size() const { return size_; }
   const std::string &path() const { return path_; }
+  /// The file, open read-only while the mapping lives (-1 past 256 live
+  /// mappings), so a writer can copy ranges without the mapping.
+  int fd() const { return fd_; }
   /// A Buffer viewing [offset, offset+length) that keeps this mapping alive.
   Buffer view(const std::shared_ptr<MappedFile> &self, size_t offset, size_t length) const;
 
@@ -68,6 +87,7 @@ private:
   MappedFile() = default;
   const uint8_t *data_ = nullptr;
   size_t size_ = 0;
+  int fd_ = -1;
   std::string path_;
 };
 

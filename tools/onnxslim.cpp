@@ -440,7 +440,7 @@ int runMain(MainArgs &args) {
                 << args.input << " " << args.output << " --rtol 1e-2 --atol 1e-3', or --model-check)\n";
     else if (report.modelChecked && convert)
       std::cout << "model check: the --dtype conversion matches too (rtol 1e-2, atol 1e-3)\n";
-    else if (args.opt.modelCheck == ModelCheckMode::Auto && !args.passesGiven)
+    else if (!report.modelChecked && args.opt.modelCheck == ModelCheckMode::Auto && !args.passesGiven)
       std::cout << "model check: skipped: " << report.modelCheckSkipped << " (--model-check to require it)\n";
   }
   return 0;

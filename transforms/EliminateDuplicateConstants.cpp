@@ -11,10 +11,23 @@
 //   After:   <float[2] a = {1, 2}>
 //            { y = Add(x, a); z = Mul(y, a); w = Sub(z, a) }
 //
-// Candidates are first grouped by (dtype, dims), so a tensor whose shape is
-// unique is never read. Within a group, each tensor's content is hashed once
-// with XXH3 and the hash cached in Tensor::cachedHash (later rounds and later
-// runs reuse it); bytes are compared only when hashes are equal.
+// Cost: weights are read only where two tensors could be equal.
+//   1. Candidates are grouped by (dtype, dims): a tensor whose shape is
+//      unique is never read.
+//   2. Within a group, a tensor of 64 KiB or more gets a sampled fingerprint
+//      (XXH3 of 16 slices of 256 bytes spread evenly from its first to its
+//      last byte: at most 16 pages read); smaller ones are hashed whole.
+//      Tensors whose fingerprint is unique in the group are not read further.
+//      (A Llama-style model has 30+ same-shape twins per weight, all with
+//      different contents: only the samples are read.)
+//   3. Tensors whose fingerprints collide are hashed whole with XXH3, the
+//      hash cached in Tensor::cachedHash (later rounds and later runs reuse
+//      it); bytes are compared only when hashes are equal.
+// Samples of a tensor that views a mapped file (external data, or the
+// mapped input model) are read with pread, not through the mapping; pages
+// of mapped tensors hashed or compared whole are released from the
+// resident set right after (Buffer::releasePages). So the pass's peak RSS
+// is bounded by the largest tensor it must hash whole, not by the model.
 //
 // Conditions and scoping:
 //   - a graph input with a default initializer is interface (a caller may
@@ -23,8 +36,12 @@
 //     graph (visible there), never the reverse or across sibling subgraphs;
 //   - a duplicate that is itself a graph output keeps its name: only its
 //     node users move;
-//   - sparse initializers, Constant sparse_value and tensors whose bytes are
-//     not loaded (external data) are left alone.
+//   - tensors in external data take part like any other: the frontend maps
+//     the data file and the tensor views it (zero-copy). Only when the
+//     loader was told not to load external data (LoadOptions::
+//     loadExternalData = false) does such a tensor have no bytes; it is then
+//     inconsistent (Tensor::isConsistent) and left alone, as are sparse
+//     initializers and Constant sparse_value.
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/Passes.h"
@@ -34,6 +51,8 @@
 // Header-only: the library has no link dependency on libxxhash.
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+
+#include <unistd.h>
 
 #include <string>
 #include <unordered_map>
@@ -73,6 +92,41 @@ uint64_t tensorContentHash(const Tensor &t, bool *computed) {
 }
 
 namespace {
+
+/// Tensors of this many bytes or more are fingerprinted by sampling first.
+constexpr size_t kSampleFrom = 64 * 1024;
+constexpr size_t kSamples = 16, kSampleBytes = 256;
+
+/// Given a tensor, Execute: hashes its dtype, dims and kSamples slices of
+/// kSampleBytes spread evenly over its bytes (the first slice starts at
+/// byte 0, the last ends at the last byte), Result: the fingerprint; equal
+/// tensors have equal fingerprints. A tensor viewing a mapped file is
+/// sampled with pread from that file, so no page is faulted into (and none
+/// has to be released from) this process's mapping.
+uint64_t sampledFingerprint(const Tensor &t) {
+  XXH3_state_t *state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  int32_t dtype = static_cast<int32_t>(t.dtype());
+  XXH3_64bits_update(state, &dtype, sizeof dtype);
+  XXH3_64bits_update(state, t.dims().data(), t.dims().size() * sizeof(int64_t));
+  const MappedFile *file = t.buffer().mappedFile();
+  size_t size = t.byteSize();
+  size_t span = size - kSampleBytes;
+  uint8_t sample[kSampleBytes];
+  for (size_t i = 0; i < kSamples; ++i) {
+    size_t at = span / (kSamples - 1) * i + (i == kSamples - 1 ? span % (kSamples - 1) : 0);
+    const uint8_t *bytes = t.rawData() + at;
+    if (file && file->fd() >= 0) {
+      auto offset = static_cast<off_t>(bytes - file->data());
+      if (::pread(file->fd(), sample, kSampleBytes, offset) == static_cast<ssize_t>(kSampleBytes))
+        bytes = sample;
+    }
+    XXH3_64bits_update(state, bytes, kSampleBytes);
+  }
+  uint64_t h = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  return h;
+}
 
 struct Candidate {
   Value *value;
@@ -130,7 +184,7 @@ public:
     return changed;
   }
 
-  uint64_t hashed = 0, mergedInitializers = 0, mergedConstants = 0;
+  uint64_t hashed = 0, sampled = 0, mergedInitializers = 0, mergedConstants = 0;
 
 private:
   void add(Candidate c) {
@@ -141,20 +195,57 @@ private:
     candidates_.push_back(std::move(c));
   }
 
+  /// Given a group of same-(dtype, dims) candidates in program order,
+  /// Execute: splits it by fingerprint (sampled for large tensors, else the
+  /// full hash) and merges within each part of two or more, Result: whether
+  /// the IR changed. Equal tensors always share a part, so the kept copy is
+  /// the same as if the whole group were hashed.
   bool mergeGroup(const std::vector<size_t> &group) {
+    std::unordered_map<uint64_t, std::vector<size_t>> parts;
+    std::vector<uint64_t> order;
+    for (size_t idx : group) {
+      const Tensor &t = *candidates_[idx].tensor;
+      uint64_t key;
+      if (t.dtype() != DataType::String && t.byteSize() >= kSampleFrom) {
+        key = sampledFingerprint(t);
+        ++sampled;
+      } else {
+        bool computed = false;
+        key = tensorContentHash(t, &computed);
+        hashed += computed;
+      }
+      std::vector<size_t> &part = parts[key];
+      if (part.empty())
+        order.push_back(key);
+      part.push_back(idx);
+    }
+    bool changed = false;
+    for (uint64_t key : order)
+      if (const std::vector<size_t> &part = parts[key]; part.size() > 1)
+        changed |= mergePart(part);
+    return changed;
+  }
+
+  /// Given candidates that may be equal (program order), Execute: hashes
+  /// each whole, compares bytes on equal hashes and replaces every
+  /// duplicate by its first copy visible from it, Result: whether the IR changed.
+  bool mergePart(const std::vector<size_t> &part) {
     bool changed = false;
     std::unordered_map<uint64_t, std::vector<size_t>> kept; // hash -> kept candidates
-    for (size_t idx : group) {
+    for (size_t idx : part) {
       Candidate &c = candidates_[idx];
       bool computed = false;
       uint64_t h = tensorContentHash(*c.tensor, &computed);
       hashed += computed;
+      c.tensor->buffer().releasePages();
       std::vector<size_t> &same = kept[h];
       const Candidate *into = nullptr;
       for (size_t k : same) {
         const Candidate &r = candidates_[k];
         if (isAncestorOrSelf(r.value->graph(), c.value->graph()) &&
             (r.tensor == c.tensor || r.tensor->sameContent(*c.tensor))) {
+          r.tensor->buffer().releasePages();
+          c.tensor->buffer().releasePages();
           into = &r;
           break;
         }
@@ -206,7 +297,7 @@ class EliminateDuplicateConstantsPass : public Pass {
 public:
   std::string_view name() const override { return "eliminate-duplicate-constants"; }
   std::string_view description() const override {
-    return "Merge initializers and Constant nodes holding equal tensors (hashed once, XXH3)";
+    return "Merge initializers and Constant nodes holding equal tensors (sampled, then hashed, XXH3)";
   }
 
   bool run(Model &model, PassContext &context) override {
@@ -218,7 +309,8 @@ public:
     bool changed = merger.merge();
     context.counter("merged-initializers", "Duplicate initializers removed") += merger.mergedInitializers;
     context.counter("merged-constants", "Duplicate Constant nodes removed") += merger.mergedConstants;
-    context.counter("tensors-hashed", "Tensors hashed (each at most once, cached)") += merger.hashed;
+    context.counter("tensors-hashed", "Tensors hashed whole (each at most once, cached)") += merger.hashed;
+    context.counter("tensors-sampled", "Large tensors fingerprinted from 16 samples instead") += merger.sampled;
     return changed;
   }
 };

@@ -2,18 +2,22 @@
 //
 // Writing tensors to an external-data file, reading them back as views into
 // its mapping, keeping them external on a plain save, and the checks on
-// locations (relative, inside the model's directory, within the file).
+// locations (relative, inside the model's directory, within the file);
+// unchanged external tensors copied file to file (copy_file_range or the
+// read/write fallback, byte-identical either way).
 //
 //===----------------------------------------------------------------------===//
 #include "tests/roundtrip/ProtoBuilders.h"
 #include "tests/roundtrip/RoundTripUtil.h"
 
+#include "backend/AtomicFile.h"
 #include "backend/Writer.h"
 #include "frontend/Loader.h"
 #include "ir/Verifier.h"
 
 #include <filesystem>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 using namespace onnxslim;
@@ -255,4 +259,177 @@ TEST(ExternalData, OverTwoGigabytesIsRefusedWithoutExternalData) {
   EXPECT_FALSE(saveModel(model, dir.file("m.onnx"), error, opts));
   EXPECT_NE(error.find("over protobuf's 2 GB limit; save it with external data"), std::string::npos) << error;
   EXPECT_EQ(dir.list(), (std::vector<std::string>{"big.bin"}));
+}
+
+//===----------------------------------------------------------------------===//
+// Streaming unchanged external data (copy_file_range, read/write fallback)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// `n` pseudo-random bytes (xorshift from `seed`).
+std::string noise(size_t n, uint64_t seed) {
+  std::string out(n, '\0');
+  for (char &c : out) {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    c = static_cast<char>(seed >> 24);
+  }
+  return out;
+}
+
+/// A descriptor closed at the end of the scope.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+/// y = Add(Add(x, w), s): `w` (32768 floats, 128 KiB) and `s` (1 float) in
+/// external data at `wOffset` and `wOffset` + 128 KiB of `location`.
+onnx::ModelProto externalWeights(const std::string &location, uint64_t wOffset) {
+  onnx::ModelProto m = baseModel();
+  auto &g = *m.mutable_graph();
+  addInput(g, "x", 1, {32768});
+  auto external = [&](const std::string &name, int64_t n, uint64_t offset) {
+    auto *t = g.add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(n);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    std::pair<const char *, std::string> entries[] = {
+        {"location", location}, {"offset", std::to_string(offset)}, {"length", std::to_string(n * 4)}};
+    for (const auto &[k, v] : entries) {
+      auto *e = t->add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    }
+  };
+  external("w", 32768, wOffset);
+  external("s", 1, wOffset + 131072);
+  addNode(g, "Add", {"x", "w"}, {"t"}, "a0");
+  addNode(g, "Add", {"t", "s"}, {"y"}, "a1");
+  addOutput(g, "y", 1, {32768});
+  return m;
+}
+
+} // namespace
+
+TEST(ExternalData, CopyRangeKernelAndReadWriteWriteTheSameBytes) {
+  TempDir dir;
+  std::string src = noise((size_t{3} << 20) + 1234, 7);
+  writeFile(dir.file("src.bin"), src);
+  Fd in{::open(dir.file("src.bin").c_str(), O_RDONLY | O_CLOEXEC)};
+  ASSERT_GE(in.fd, 0);
+  const size_t length = (size_t{2} << 20) + 3; // more than one 1 MiB chunk
+  std::string expected = "head" + src.substr(4097, length) + src.substr(0, 10);
+  for (backend::CopyMethod method : {backend::CopyMethod::Auto, backend::CopyMethod::ReadWrite}) {
+    bool kernel = method == backend::CopyMethod::Auto;
+    std::string out = dir.file(kernel ? "kernel.bin" : "readwrite.bin");
+    Fd fd{::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+    ASSERT_GE(fd.fd, 0);
+    ASSERT_EQ(::write(fd.fd, "head", 4), 4); // copies append at the current position
+    std::string error;
+    bool usedKernel = !kernel;
+    ASSERT_TRUE(backend::copyRange(in.fd, 4097, length, fd.fd, method, error, &usedKernel)) << error;
+    // Same file system, a kernel that has copy_file_range (4.5+): no fallback.
+    EXPECT_EQ(usedKernel, kernel);
+    ASSERT_TRUE(backend::copyRange(in.fd, 0, 10, fd.fd, method, error)) << error;
+    EXPECT_EQ(readFile(out), expected);
+
+    // Past the end of the source: an error, not a short copy.
+    EXPECT_FALSE(backend::copyRange(in.fd, src.size() - 10, 20, fd.fd, method, error));
+    EXPECT_NE(error.find("unexpected end of file"), std::string::npos) << error;
+  }
+  // Into /dev/null (not a regular file: copy_file_range refuses it on
+  // current kernels): still succeeds, by the fallback where needed.
+  Fd null{::open("/dev/null", O_WRONLY | O_CLOEXEC)};
+  std::string error;
+  EXPECT_TRUE(backend::copyRange(in.fd, 0, src.size(), null.fd, backend::CopyMethod::Auto, error)) << error;
+}
+
+TEST(ExternalData, UnchangedExternalDataIsCopiedByteForByteEitherWay) {
+  TempDir in, viaKernel, viaReadWrite;
+  // The input's data file starts with 4 KiB of other bytes, so the copies
+  // must read at the tensors' offsets, and write them at the writer's own.
+  std::string junk = noise(4096, 1), w = noise(131072, 2), s = noise(4, 3);
+  writeFile(in.file("m.onnx.bin"), junk + w + s);
+  writeFile(in.file("m.onnx"), externalWeights("m.onnx.bin", 4096).SerializeAsString());
+  std::string error;
+  auto model = loadModel(in.file("m.onnx"), error);
+  ASSERT_TRUE(model) << error;
+  const Tensor &mapped = weight(*model, "w");
+  ASSERT_TRUE(mapped.buffer().isMapped());
+  ASSERT_NE(mapped.buffer().mappedFile(), nullptr);
+  EXPECT_GE(mapped.buffer().mappedFile()->fd(), 0);
+
+  for (bool kernel : {true, false}) {
+    const TempDir &out = kernel ? viaKernel : viaReadWrite;
+    SaveOptions opts;
+    opts.copyFileRange = kernel;
+    ASSERT_TRUE(saveModel(*model, out.file("m.onnx"), error, opts)) << error;
+    EXPECT_EQ(out.list(), (std::vector<std::string>{"m.onnx", "m.onnx.data"}));
+    // w is page-aligned at 0 (>= 64 KiB), s 64-byte aligned right after it.
+    EXPECT_EQ(readFile(out.file("m.onnx.data")), w + s);
+    auto reloaded = loadModel(out.file("m.onnx"), error);
+    ASSERT_TRUE(reloaded) << error;
+    EXPECT_TRUE(weight(*reloaded, "w").sameContent(mapped));
+    EXPECT_TRUE(weight(*reloaded, "s").sameContent(weight(*model, "s")));
+  }
+  EXPECT_EQ(readFile(viaKernel.file("m.onnx")), readFile(viaReadWrite.file("m.onnx")));
+  EXPECT_EQ(readFile(in.file("m.onnx.bin")), junk + w + s); // the input is only read
+  EXPECT_EQ(in.list(), (std::vector<std::string>{"m.onnx", "m.onnx.bin"}));
+
+  // Saved over its own input (same names): the old data file stays mapped
+  // and readable until the new one replaces it.
+  SaveOptions sameName;
+  sameName.externalDataFile = "m.onnx.bin";
+  ASSERT_TRUE(saveModel(*model, in.file("m.onnx"), error, sameName)) << error;
+  EXPECT_EQ(readFile(in.file("m.onnx.bin")), w + s);
+  EXPECT_TRUE(mapped.sameContent(weight(*loadModel(viaKernel.file("m.onnx"), error), "w")));
+}
+
+TEST(ExternalData, ReleasedPagesReadBackTheSameBytes) {
+  TempDir dir;
+  std::string bytes = noise(3 * 4096 + 100, 5);
+  writeFile(dir.file("d.bin"), bytes);
+  std::string error;
+  auto file = MappedFile::open(dir.file("d.bin"), error);
+  ASSERT_TRUE(file) << error;
+  Buffer view = file->view(file, 100, 2 * 4096); // not page-aligned
+  EXPECT_EQ(view.mappedFile(), file.get());
+  std::string before(reinterpret_cast<const char *>(view.data()), view.size());
+  view.releasePages();
+  EXPECT_EQ(std::string(reinterpret_cast<const char *>(view.data()), view.size()), before);
+  EXPECT_EQ(before, bytes.substr(100, 2 * 4096));
+  Buffer owned = Buffer::copyOf(bytes.data(), 10);
+  owned.releasePages(); // no effect on owned bytes
+  EXPECT_EQ(std::string(reinterpret_cast<const char *>(owned.data()), 10), bytes.substr(0, 10));
+}
+
+TEST(ExternalData, ManyMappedFilesKeepAtMost256Descriptors) {
+  // A model split into one file per tensor must load within the usual limit
+  // of 1024 open files: past 256 live mappings, a mapping closes its file.
+  TempDir dir;
+  writeFile(dir.file("d.bin"), "0123456789");
+  std::vector<std::shared_ptr<MappedFile>> files;
+  std::string error;
+  for (int i = 0; i < 300; ++i) {
+    files.push_back(MappedFile::open(dir.file("d.bin"), error));
+    ASSERT_TRUE(files.back()) << error;
+  }
+  size_t open = 0;
+  for (const auto &f : files) {
+    open += f->fd() >= 0;
+    EXPECT_EQ(std::string(reinterpret_cast<const char *>(f->data()), f->size()), "0123456789");
+  }
+  EXPECT_LE(open, 256u);
+  EXPECT_GE(open, 200u); // other tests' mappings are gone by now
+  files.clear();
+  auto again = MappedFile::open(dir.file("d.bin"), error);
+  ASSERT_TRUE(again) << error;
+  EXPECT_GE(again->fd(), 0); // closed mappings gave their descriptors back
 }

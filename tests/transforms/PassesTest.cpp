@@ -281,6 +281,56 @@ TEST(EliminateDuplicateConstants, HashesEachTensorOnce) {
   EXPECT_EQ(counterValue(second, "eliminate-duplicate-constants", "tensors-hashed"), 0u);
 }
 
+TEST(EliminateDuplicateConstants, SamplesLargeTensorsBeforeHashingThem) {
+  // Four same-shape 128 KiB weights, as the layers of a transformer: w2
+  // differs from w1 everywhere, w3 equals w1, w4 differs from w1 in one
+  // element between two samples. Only the tensors whose 16-sample
+  // fingerprints collide (w1, w3, w4) are hashed whole; w2 is read only
+  // at its samples.
+  TestModel m;
+  Value *x = m.input("x", {128, 256});
+  std::vector<float> v1(128 * 256), v2(v1.size());
+  for (size_t i = 0; i < v1.size(); ++i) {
+    v1[i] = static_cast<float>(i * 7919 % 1013);
+    v2[i] = static_cast<float>(i * 104729 % 1021);
+  }
+  std::vector<float> v4 = v1;
+  v4[1000] += 1; // byte 4000: past the first sample (0..255), before the second
+  Value *w1 = m.init("w1", floats({128, 256}, v1));
+  Value *w2 = m.init("w2", floats({128, 256}, v2));
+  Value *w3 = m.init("w3", floats({128, 256}, v1));
+  Value *w4 = m.init("w4", floats({128, 256}, v4));
+  Value *a = m.op("Add", {x, w1}, "a");
+  Value *b = m.op("Add", {a, w2}, "b");
+  Value *c = m.op("Add", {b, w3}, "c");
+  m.output(m.op("Add", {c, w4}, "y"), {128, 256});
+  PassContext ctx;
+  EXPECT_TRUE(runChecked(createEliminateDuplicateConstantsPass(), m, &ctx));
+  EXPECT_EQ(c->definingNode()->operand(1), w1);
+  EXPECT_EQ(m.g->lastNode()->operand(1), w4);
+  EXPECT_EQ(b->definingNode()->operand(1), w2);
+  (void)w3;
+  EXPECT_EQ(m.g->initializers().size(), 3u); // w1 w2 w4
+  EXPECT_EQ(counterValue(ctx, "eliminate-duplicate-constants", "tensors-sampled"), 4u);
+  EXPECT_EQ(counterValue(ctx, "eliminate-duplicate-constants", "tensors-hashed"), 3u);
+  EXPECT_EQ(w2->initializer()->cachedHash.load(), 0u);
+  EXPECT_NE(w4->initializer()->cachedHash.load(), 0u);
+}
+
+TEST(EliminateDuplicateConstants, HashesSmallTensorsWholeWithoutSampling) {
+  TestModel m;
+  Value *x = m.input("x", {16});
+  std::vector<float> v(16, 1.0f);
+  Value *k1 = m.init("k1", floats({16}, v));
+  v[15] = 2;
+  Value *k2 = m.init("k2", floats({16}, v)); // differs in its last element
+  m.output(m.op("Add", {m.op("Add", {x, k1}, "a"), k2}, "y"), {16});
+  PassContext ctx;
+  EXPECT_FALSE(runChecked(createEliminateDuplicateConstantsPass(), m, &ctx));
+  EXPECT_EQ(counterValue(ctx, "eliminate-duplicate-constants", "tensors-sampled"), 0u);
+  EXPECT_EQ(counterValue(ctx, "eliminate-duplicate-constants", "tensors-hashed"), 2u);
+}
+
 TEST(EliminateDuplicateConstants, KeepsInterfaceValuesAndUsesOuterConstantsInBodies) {
   TestModel m;
   Value *x = m.input("x");
