@@ -37,6 +37,7 @@ void registerFusionPasses(PassRegistry &registry) {
   addPass(registry, createFuseConvMulPass);
   addPass(registry, createFusePadConvPass);
   addPass(registry, createFuseLayerNormPass);
+  addPass(registry, createFuseRMSNormPass);
   addPass(registry, createFuseGeluPass);
   addPass(registry, createFuseConvReluPass);
 }
@@ -51,7 +52,8 @@ std::string defaultPipeline() {
   // Convs first, then BatchNormalization into the layer before it (which
   // may leave a MatMul + Add), per-channel Mul/Add into Conv weights/bias
   // (Mul first: a decomposed BN is Mul then Add), MatMul + Add into Gemm,
-  // then LayerNormalization and Gelu; sweep dead nodes and then
+  // then LayerNormalization (before RMSNormalization, which would take
+  // its centred half) and Gelu; sweep dead nodes and then
   // the initializers they were the last to read.
   return "infer-shapes,"
          "fold-constants,"
@@ -67,6 +69,7 @@ std::string defaultPipeline() {
          "fuse-conv-add,"
          "fuse-matmul-add,"
          "fuse-layernorm,"
+         "fuse-rmsnorm,"
          "fuse-gelu,"
          "eliminate-common-subexpressions,"
          "eliminate-dead-nodes,"

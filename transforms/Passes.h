@@ -35,6 +35,7 @@ std::unique_ptr<Pass> createFuseConvAddPass();
 std::unique_ptr<Pass> createFuseConvMulPass();
 std::unique_ptr<Pass> createFusePadConvPass();
 std::unique_ptr<Pass> createFuseLayerNormPass();
+std::unique_ptr<Pass> createFuseRMSNormPass();
 std::unique_ptr<Pass> createFuseGeluPass();
 std::unique_ptr<Pass> createFuseConvReluPass();
 std::unique_ptr<Pass> createConvertFloatTypePass();
