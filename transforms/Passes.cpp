@@ -39,6 +39,7 @@ void registerFusionPasses(PassRegistry &registry) {
   addPass(registry, createFuseLayerNormPass);
   addPass(registry, createFuseRMSNormPass);
   addPass(registry, createFuseGeluPass);
+  addPass(registry, createFuseRotaryEmbeddingPass);
   addPass(registry, createFuseAttentionPass);
   addPass(registry, createFuseConvReluPass);
 }
@@ -54,9 +55,10 @@ std::string defaultPipeline() {
   // may leave a MatMul + Add), per-channel Mul/Add into Conv weights/bias
   // (Mul first: a decomposed BN is Mul then Add), MatMul + Add into Gemm,
   // then LayerNormalization (before RMSNormalization, which would take
-  // its centred half), Gelu and Attention (MatMul + Add became Gemm only
-  // where 2-D, so the 4-D attention MatMuls are intact); sweep dead nodes and then
-  // the initializers they were the last to read.
+  // its centred half), Gelu, RotaryEmbedding (before Attention, whose head
+  // split it moves ahead of) and Attention (MatMul + Add became Gemm only
+  // where 2-D, so the 4-D attention MatMuls are intact); sweep dead nodes
+  // and then the initializers they were the last to read.
   return "infer-shapes,"
          "fold-constants,"
          "simplify-shape-chains,"
@@ -73,6 +75,7 @@ std::string defaultPipeline() {
          "fuse-layernorm,"
          "fuse-rmsnorm,"
          "fuse-gelu,"
+         "fuse-rotary-embedding,"
          "fuse-attention,"
          "eliminate-common-subexpressions,"
          "eliminate-dead-nodes,"

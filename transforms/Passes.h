@@ -37,6 +37,7 @@ std::unique_ptr<Pass> createFusePadConvPass();
 std::unique_ptr<Pass> createFuseLayerNormPass();
 std::unique_ptr<Pass> createFuseRMSNormPass();
 std::unique_ptr<Pass> createFuseAttentionPass();
+std::unique_ptr<Pass> createFuseRotaryEmbeddingPass();
 std::unique_ptr<Pass> createFuseGeluPass();
 std::unique_ptr<Pass> createFuseConvReluPass();
 std::unique_ptr<Pass> createConvertFloatTypePass();
