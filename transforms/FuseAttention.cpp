@@ -11,6 +11,7 @@
 //     s = MatMul(q, kt)        # q may be Mul(q0, c) / Div(q0, 1/c)
 //     t = Mul(s, c)            # or Div(s, 1/c); optional (c = 1)
 //     u = Add(t, mask)         # or Where(bool_mask, t, -inf / <= -1e4); optional
+//                              # (a positive scale may follow a Where instead)
 //     p = Softmax <axis = -1> (u)
 //     y = MatMul(p, v)
 //
@@ -119,6 +120,16 @@ public:
     // Softmax input: optional mask, then optional scale, then MatMul(q, k^T).
     std::vector<Node *> chain{softmax};
     Value *u = softmax->operand(0);
+    // A positive scale after a Where mask scales its fill too: the same
+    // attention with the scale ahead of the mask.
+    double postScale = 1.0;
+    Node *postScaleNode = nullptr;
+    if (Value *base = stripScale(u, postScale, postScaleNode); base && producerOp(base, "Where") && postScale > 0.0) {
+      u = base;
+      chain.push_back(postScaleNode);
+    } else {
+      postScale = 1.0;
+    }
     Value *mask = nullptr;
     bool boolMask = false;
     Value *scores = u;
@@ -136,7 +147,7 @@ public:
         }
       } else if (n->is("Where") && n->numOperands() == 3) {
         std::optional<double> fill = scalarConstant(n->operand(2));
-        if (fill && (*fill <= -1e4) && knownElemType(n->operand(0)) == DataType::Bool) {
+        if (fill && (*fill * postScale <= -1e4) && knownElemType(n->operand(0)) == DataType::Bool) {
           scores = n->operand(1);
           mask = n->operand(0);
           boolMask = true;
@@ -148,7 +159,7 @@ public:
         return rewriter.notifyMatchFailure(softmax, "the Add has no MatMul-derived scores side");
       chain.push_back(n);
     }
-    double scale = 1.0;
+    double scale = postScale;
     Node *scaleNode = nullptr;
     if (Value *base = stripScale(scores, scale, scaleNode)) {
       scores = base;

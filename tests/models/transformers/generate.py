@@ -247,5 +247,66 @@ the rotate-half form (Slice / Neg / Concat, cos/sin tables [S, D]), an
 additive causal mask [S, S] of 0 / -inf, SwiGLU MLP. Opset 23.""")
 
 
+def gptj():
+    b = Block("gptj_block", 5, 23)
+    b.B = 1
+    a = b.layernorm("x")
+    q = b.split_heads(b.linear(a, E, E, bias=False))
+    k = b.split_heads(b.linear(a, E, E, bias=False))
+    v = b.split_heads(b.linear(a, E, E, bias=False))
+    # Interleaved rotary embedding: tables whose pairs repeat
+    # (repeat_interleave of the frequencies).
+    inv = [1.0 / (10000 ** (2 * i / D)) for i in range(D // 2)]
+    cos = [math.cos(p * f) for p in range(S) for f in inv for _ in range(2)]
+    sin = [math.sin(p * f) for p in range(S) for f in inv for _ in range(2)]
+    cosn = b.const("cos", "float", [1, 1, S, D], cos)
+    sinn = b.const("sin", "float", [1, 1, S, D], sin)
+    zero, one, end, axis, two = b.ints("zero", [0]), b.ints("one", [1]), b.ints("end", [D]), b.ints("axis", [-1]), b.ints("two", [2])
+    shape = b.ints("pairs", [b.B, H, S, D])
+
+    def rope(x):
+        even = b.op(f"Slice({x}, {zero}, {end}, {axis}, {two})", "even")
+        odd = b.op(f"Slice({x}, {one}, {end}, {axis}, {two})", "odd")
+        nodd = b.op(f"Neg({odd})", "nodd")
+        u1 = b.op(f"Unsqueeze({nodd}, {axis})", "u")
+        u2 = b.op(f"Unsqueeze({even}, {axis})", "u")
+        pairs = b.op(f"Concat <axis = -1> ({u1}, {u2})", "stack")
+        rot = b.op(f"Reshape({pairs}, {shape})", "rot")
+        xc = b.op(f"Mul({x}, {cosn})", "xc")
+        rs = b.op(f"Mul({rot}, {sinn})", "rs")
+        return b.op(f"Add({xc}, {rs})", "rope")
+
+    q, k = rope(q), rope(k)
+    # Causal mask from Range: key j is visible from query i when j <= i.
+    pos = b.op(f"Range({b.const('start', 'int64', [], [0])}, {b.const('limit', 'int64', [], [S])}, "
+               f"{b.const('delta', 'int64', [], [1])})", "pos")
+    rows = b.op(f"Unsqueeze({pos}, {axis})", "rows")
+    visible = b.op(f"LessOrEqual({pos}, {rows})", "visible")
+    kt = b.op(f"Transpose <perm = [0, 1, 3, 2]> ({k})", "kt")
+    qk = b.op(f"MatMul({q}, {kt})", "qk")
+    w = b.op(f"Where({visible}, {qk}, {b.scalar('minus', -1e9)})", "masked")
+    scaled = b.op(f"Div({w}, {b.scalar('sqrtd', math.sqrt(D))})", "scaled")
+    p = b.op(f"Softmax <axis = -1> ({scaled})", "probs")
+    ctx = b.merge_heads(b.op(f"MatMul({p}, {v})", "ctx"))
+    attn = b.linear(ctx, E, E)
+    sq = b.linear(a, E, F)
+    cube = b.op(f"Mul({b.op(f'Mul({sq}, {sq})', 'sq2')}, {sq})", "cube")
+    k3 = b.scalar("k", 0.044715)
+    inner = b.op(f"Add({sq}, {b.op(f'Mul({k3}, {cube})', 'kc')})", "gi")
+    s2pi = b.scalar("s2pi", math.sqrt(2 / math.pi))
+    t = b.op(f"Tanh({b.op(f'Mul({s2pi}, {inner})', 'gt')})", "tanh")
+    one_f, half = b.scalar("one", 1.0), b.scalar("half", 0.5)
+    g = b.op(f"Mul({b.op(f'Mul({half}, {sq})', 'hx')}, {b.op(f'Add({one_f}, {t})', 'gt1')})", "gelu")
+    mlp = b.linear(g, F, E)
+    b.op(f"Add({b.op(f'Add(x, {attn})', 'res')}, {mlp})", out="y")
+    b.write(["float[1,5,16] x"], ["float[1,5,16] y"],
+            ["Attention", "LayerNormalization", "Gelu", "RotaryEmbedding"],
+            """GPT-J-like block: one LayerNorm feeding attention and MLP in parallel,
+interleaved rotary embedding (even/odd Slices, Unsqueeze/Concat/Reshape,
+tables [1, 1, S, D] with repeated pairs), a causal mask from Range /
+Unsqueeze / LessOrEqual applied with Where(.., -1e9) before the Div by
+sqrt(D), tanh GELU with the cube as x * x * x. Opset 23.""")
+
+
 if __name__ == "__main__":
-    bert(); gpt(); vit(); llama()
+    bert(); gpt(); vit(); llama(); gptj()
