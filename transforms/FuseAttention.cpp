@@ -10,7 +10,8 @@
 //          #   Transpose <perm = [0,2,1,3]> (k_bshd))
 //     s = MatMul(q, kt)        # q may be Mul(q0, c) / Div(q0, 1/c)
 //     t = Mul(s, c)            # or Div(s, 1/c); optional (c = 1)
-//     u = Add(t, mask)         # or Where(bool_mask, t, -inf / <= -1e4); optional
+//     u = Add(t, mask)         # or Where(bool_mask, t, -inf / <= -1e4), or
+//                              # Where(hidden, -inf, t) (mask = Not(hidden)); optional
 //                              # (a positive scale may follow a Where instead)
 //     p = Softmax <axis = -1> (u)
 //     y = MatMul(p, v)
@@ -131,7 +132,7 @@ public:
       postScale = 1.0;
     }
     Value *mask = nullptr;
-    bool boolMask = false;
+    bool boolMask = false, invertMask = false;
     Value *scores = u;
     if (Node *n = u->definingNode(); n && hasSingleNodeUse(u) && (n->is("Add") || n->is("Where"))) {
       if (n->is("Add") && n->numOperands() == 2) {
@@ -146,11 +147,17 @@ public:
           }
         }
       } else if (n->is("Where") && n->numOperands() == 3) {
-        std::optional<double> fill = scalarConstant(n->operand(2));
-        if (fill && (*fill * postScale <= -1e4) && knownElemType(n->operand(0)) == DataType::Bool) {
+        // Where(visible, scores, fill), or masked_fill's Where(hidden, fill, scores).
+        std::optional<double> fill = scalarConstant(n->operand(2)), fillFirst = scalarConstant(n->operand(1));
+        bool isBool = knownElemType(n->operand(0)) == DataType::Bool;
+        if (isBool && fill && *fill * postScale <= -1e4) {
           scores = n->operand(1);
           mask = n->operand(0);
           boolMask = true;
+        } else if (isBool && fillFirst && *fillFirst * postScale <= -1e4) {
+          scores = n->operand(2);
+          mask = n->operand(0);
+          boolMask = invertMask = true;
         } else {
           return rewriter.notifyMatchFailure(softmax, "the Where is not Where(bool_mask, scores, constant <= -1e4)");
         }
@@ -206,7 +213,7 @@ public:
       return rewriter.notifyMatchFailure(softmax, "q's heads are not a known multiple of k's");
     bool expandRows = false;
     if (mask) {
-      if (const char *reason = checkMask(mask, boolMask, *dt, {Q[0], Q[1], Q[2], K[2]}, expandRows))
+      if (const char *reason = checkMask(mask, boolMask, invertMask, *dt, {Q[0], Q[1], Q[2], K[2]}, expandRows))
         return rewriter.notifyMatchFailure(softmax, reason);
     }
 
@@ -216,6 +223,12 @@ public:
       t->setAttr(Attribute::makeInts("perm", {0, 2, 1, 3}));
       t->result(0)->setType(Type::tensor(*dt, K));
       k = t->result(0);
+    }
+    if (invertMask) {
+      // masked_fill's mask is true where hidden; Attention's where visible.
+      Node *no = rewriter.createNodeBefore(pv, "Not", {mask}, {mask->name() + "_visible"});
+      no->result(0)->setType(mask->type());
+      mask = no->result(0);
     }
     if (expandRows) {
       // [.., 1, Skv] -> [.., Sq, Skv] (ONNX Runtime's row-dim requirement).
@@ -246,7 +259,8 @@ private:
   /// `scores` ([B, H, Sq, Skv]); otherwise why not. ONNX Runtime wants a
   /// mask of rank 2 to 4 whose row dim is Sq: `expandRows` says that a row
   /// dim of 1 must be expanded to the known Sq first.
-  static const char *checkMask(const Value *mask, bool boolMask, DataType dt, const Shape &scores, bool &expandRows) {
+  static const char *checkMask(const Value *mask, bool boolMask, bool inverted, DataType dt, const Shape &scores,
+                               bool &expandRows) {
     std::optional<Shape> ms = knownShape(mask);
     std::optional<DataType> mt = knownElemType(mask);
     if (!ms || !mt || *mt != (boolMask ? DataType::Bool : dt))
@@ -275,7 +289,7 @@ private:
       for (size_t r = 0; r < t->byteSize(); r += static_cast<size_t>(len)) {
         bool any = false;
         for (size_t j = 0; j < static_cast<size_t>(len); ++j)
-          any = any || t->rawData()[r + j] != 0;
+          any = any || (t->rawData()[r + j] != 0) != inverted;
         if (!any)
           return "the constant boolean mask masks a whole row (the decomposition and Attention differ there)";
       }
