@@ -73,7 +73,7 @@ for src in "$models"/op_*.onnxtxt "$models"/*_block.onnxtxt; do
   fi
   if [ $ok = 1 ]; then
     passed=$((passed + 1))
-    echo "ok   $name: nodes $(count_nodes "$out/orig.onnx") -> $(count_nodes "$out/opt.onnx"); fused ops: $(echo $ops)"
+    echo "ok   $name: nodes $(count_nodes "$out/orig.onnx") -> $(count_nodes "$out/opt.onnx"); ops after: $(echo $ops)"
     sed 's/^/     ORT orig vs fused: /' "$out/cmp"
     sed 's/^/     ORT orig vs interpreter fused: /' "$out/cmpi"
   fi
@@ -106,7 +106,7 @@ for variant in 18:LayerNormalization:Gelu,Attention 20:LayerNormalization,Gelu:A
   for op in ${unwanted//,/ }; do ! grep -qx "$op" <<<"$ops" || { fail "$name: $op at opset $opset"; ok=0; }; done
   if [ $ok = 1 ]; then
     passed=$((passed + 1))
-    echo "ok   $name: nodes $(count_nodes "$out/orig.onnx") -> $(count_nodes "$out/opt.onnx"); fused ops: $(echo $ops)"
+    echo "ok   $name: nodes $(count_nodes "$out/orig.onnx") -> $(count_nodes "$out/opt.onnx"); ops after: $(echo $ops)"
     sed 's/^/     ORT orig vs fused: /' "$out/cmp"
   fi
 done
