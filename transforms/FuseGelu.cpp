@@ -9,7 +9,7 @@
 //     y = Mul(Mul(x, 0.5), a)     # or Mul(Mul(x, a), 0.5)
 //
 //   Before (tanh form):                       After:
-//     c = Mul(Add(x, Mul(Pow(x, 3), 0.044715)), 0.7978846)
+//     c = Mul(Add(x, Mul(Pow(x, 3), 0.044715)), 0.7978846)   # or x * x * x
 //     a = Add(Tanh(c), 1)                       y = Gelu <approximate = "tanh"> (x)
 //     y = Mul(Mul(x, 0.5), a)     # or Mul(Mul(x, a), 0.5)
 //
@@ -69,6 +69,31 @@ Value *otherOperand(const Node &n, const Value *known) {
   if (n.numOperands() != 2)
     return nullptr;
   return n.operand(0) == known ? n.operand(1) : n.operand(1) == known ? n.operand(0) : nullptr;
+}
+
+/// Given the producer of a cube, Result: x when it is Pow(x, 3), Mul(Mul(x,
+/// x), x) or Mul(x, Mul(x, x)) (the inner Mul read only there), with its
+/// nodes appended to `nodes`; null otherwise.
+Value *cubeBase(Node *n, std::vector<Node *> &nodes) {
+  if (!n || n->numOperands() != 2 || !n->operand(0) || !n->operand(1))
+    return nullptr;
+  if (n->is("Pow") && isNear(n->operand(1), 3.0)) {
+    nodes.push_back(n);
+    return n->operand(0);
+  }
+  if (!n->is("Mul"))
+    return nullptr;
+  for (size_t side = 0; side < 2; ++side) {
+    Node *sq = producerOp(n->operand(side), "Mul");
+    Value *x = n->operand(1 - side);
+    if (sq && sq->numOperands() == 2 && sq->operand(0) == x && sq->operand(1) == x &&
+        hasSingleNodeUse(n->operand(side))) {
+      nodes.push_back(n);
+      nodes.push_back(sq);
+      return x;
+    }
+  }
+  return nullptr;
 }
 
 /// The matched tail: `f(x)` (Erf or Tanh result) through `0.5 * x * (1 + f)`.
@@ -189,27 +214,27 @@ public:
       return rewriter.notifyMatchFailure(tanh, "the Tanh input is not (x + ...) * sqrt(2/pi) used once");
     Node *cubeMul = nullptr;
     Value *x = nullptr;
+    std::vector<Node *> cubeNodes;
     for (size_t side = 0; side < 2 && !x; ++side) {
       Value *cubic = add->operand(side);
       Node *m = cubic ? cubic->definingNode() : nullptr;
-      Value *pow = operandBesideConstant(m, "Mul", 0.044715);
-      Node *p = pow ? pow->definingNode() : nullptr;
-      if (p && p->is("Pow") && p->numOperands() == 2 && isNear(p->operand(1), 3.0) &&
-          p->operand(0) == add->operand(1 - side) && hasSingleNodeUse(cubic) && hasSingleNodeUse(pow)) {
-        x = p->operand(0);
+      Value *cube = operandBesideConstant(m, "Mul", 0.044715);
+      std::vector<Node *> nodes;
+      if (cube && hasSingleNodeUse(cubic) && hasSingleNodeUse(cube) &&
+          cubeBase(cube->definingNode(), nodes) == add->operand(1 - side) && add->operand(1 - side)) {
+        x = add->operand(1 - side);
         cubeMul = m;
+        cubeNodes = nodes;
       }
     }
     if (!x)
-      return rewriter.notifyMatchFailure(tanh, "the Add is not x + 0.044715 * Pow(x, 3)");
+      return rewriter.notifyMatchFailure(tanh, "the Add is not x + 0.044715 * Pow(x, 3) (or x * x * x)");
     const char *reason = nullptr;
     std::optional<Tail> tail = matchTail(tanh, x, reason);
     if (!tail)
       return rewriter.notifyMatchFailure(tanh, reason);
     std::vector<Node *> head{scale, add, cubeMul};
-    for (size_t i = 0; i < 2; ++i)
-      if (Node *p = cubeMul->operand(i) ? cubeMul->operand(i)->definingNode() : nullptr; p && p->is("Pow"))
-        head.push_back(p);
+    head.insert(head.end(), cubeNodes.begin(), cubeNodes.end());
     return rewriteGelu(tanh, x, *tail, head, true, rewriter);
   }
 };

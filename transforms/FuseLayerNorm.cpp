@@ -9,7 +9,7 @@
 //     p = Pow(d, two)          # or Mul(d, d)
 //     v = ReduceMean <axes=[-1]> (p)
 //     s = Sqrt(Add(v, e))
-//     n = Div(d, s)
+//     n = Div(d, s)            # or Mul(d, Reciprocal(s))
 //     y = Add(Mul(n, gamma), beta)   # both optional
 //
 // Conditions (otherwise declined, with the reason under --debug-only):
@@ -33,6 +33,7 @@
 #include "transforms/FoldUtils.h"
 #include "transforms/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
+#include "transforms/NormFusionUtils.h"
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"
 
@@ -42,70 +43,21 @@ namespace onnxslim {
 
 namespace {
 
-/// The sorted, normalized axes a ReduceMean with keepdims = 1 reduces over
-/// an input of rank `rank`; nullopt when they are not known.
-std::optional<std::vector<int64_t>> meanAxes(const Node &mean, int64_t rank) {
-  if (mean.attrInt("keepdims", 1) != 1)
-    return std::nullopt;
-  std::optional<std::vector<int64_t>> axes;
-  if (defaultOpset(mean) < 18) {
-    axes = mean.attrInts("axes");
-  } else if (mean.numOperands() >= 2 && mean.operand(1)) {
-    axes = constantInts(mean.operand(1));
-  } else {
-    if (mean.attrInt("noop_with_empty_axes", 0) != 0)
-      return std::nullopt;
-    axes.emplace();
-  }
-  if (!axes)
-    return std::nullopt;
-  if (axes->empty())
-    for (int64_t i = 0; i < rank; ++i)
-      axes->push_back(i);
-  for (int64_t &a : *axes) {
-    if (a < 0)
-      a += rank;
-    if (a < 0 || a >= rank)
-      return std::nullopt;
-  }
-  std::sort(axes->begin(), axes->end());
-  return axes;
-}
-
-/// The operand of binary `node` that is not `known` (null if neither is).
-Value *otherOperand(const Node &node, const Value *known) {
-  if (node.numOperands() != 2)
-    return nullptr;
-  if (node.operand(0) == known)
-    return node.operand(1);
-  if (node.operand(1) == known)
-    return node.operand(0);
-  return nullptr;
-}
-
-/// Whether a single-element constant equals `number`.
-bool isConstantNumber(const Value *v, double number) {
-  TensorPtr t = constantTensor(v);
-  if (!t || t->numElements() != 1)
-    return false;
-  if (std::optional<std::vector<double>> d = toDoubles(*t))
-    return (*d)[0] == number;
-  std::optional<std::vector<int64_t>> i = constantInts(v);
-  return i && static_cast<double>((*i)[0]) == number;
-}
-
 class FuseLayerNormPattern : public Pattern {
 public:
-  FuseLayerNormPattern() : Pattern("Div", "fuse-layernorm") {}
+  /// Given the root op of the normalizing step: "Div" (d / s) or "Mul"
+  /// (d * Reciprocal(s)).
+  explicit FuseLayerNormPattern(std::string root) : Pattern(std::move(root), "fuse-layernorm") {}
 
   bool matchAndRewrite(Node *div, Rewriter &rewriter) const override {
     if (defaultOpset(*div) < 17)
       return rewriter.notifyMatchFailure(div, "opset < 17 has no LayerNormalization");
-    if (div->numOperands() != 2 || !div->operand(0) || !div->operand(1) || !div->result(0))
-      return rewriter.notifyMatchFailure(div, "not two inputs and one result");
-    Node *sub = producerOp(div->operand(0), "Sub");
-    Node *sqrt = producerOp(div->operand(1), "Sqrt");
-    if (!sub || !sqrt || sub->numOperands() != 2 || sqrt->numOperands() != 1)
+    std::optional<NormStep> step = matchNormStep(div);
+    if (!step)
+      return rewriter.notifyMatchFailure(div, "not d / Sqrt(..) or d * Reciprocal(Sqrt(..)) with the Sqrt used once");
+    Node *sub = producerOp(step->numerator, "Sub");
+    Node *sqrt = step->sqrt;
+    if (!sub || sub->numOperands() != 2)
       return rewriter.notifyMatchFailure(div, "not Div(Sub(..), Sqrt(..))");
     Node *mean1 = producerOp(sub->operand(1), "ReduceMean");
     Value *x = sub->operand(0);
@@ -148,7 +100,7 @@ public:
       if (!two || two->rank() > rank)
         return rewriter.notifyMatchFailure(div, "the exponent's rank exceeds x's (it would broadcast the result to a higher rank)");
     }
-    std::optional<std::vector<int64_t>> axes1 = meanAxes(*mean1, rank), axes2 = meanAxes(*mean2, rank);
+    std::optional<std::vector<int64_t>> axes1 = reduceMeanAxes(*mean1, rank), axes2 = reduceMeanAxes(*mean2, rank);
     if (!axes1 || !axes2 || *axes1 != *axes2)
       return rewriter.notifyMatchFailure(div, "the ReduceMean axes are unknown, differ, or keepdims = 0");
     int64_t axis = rank - static_cast<int64_t>(axes1->size());
@@ -157,20 +109,8 @@ public:
         return rewriter.notifyMatchFailure(div, "the reduced axes are not the last ones");
 
     // The optional affine tail.
-    Node *last = div;
-    Node *mulGamma = nullptr;
-    Value *gamma = nullptr, *beta = nullptr;
-    if (Node *u = singleUser(div->result(0)); u && u->is("Mul")) {
-      Value *g = otherOperand(*u, div->result(0));
-      if (g && constantTensor(g)) {
-        mulGamma = u, gamma = g, last = u;
-        if (Node *a = singleUser(u->result(0)); a && a->is("Add")) {
-          Value *b = otherOperand(*a, u->result(0));
-          if (b && constantTensor(b))
-            beta = b, last = a;
-        }
-      }
-    }
+    AffineTail tail = matchAffineTail(div, true);
+    Node *last = tail.last;
     std::vector<int64_t> normDims;
     bool normKnown = true;
     for (int64_t i = axis; i < rank; ++i) {
@@ -178,78 +118,37 @@ public:
       normKnown = normKnown && dim.isValue();
       normDims.push_back(dim.isValue() ? dim.getValue() : -1);
     }
-    const char *reason = nullptr;
-    Value *scale = affineOperand(gamma, normDims, normKnown, rank, *dt, reason);
-    if (reason)
+    if (const char *reason = checkAffineOperand(tail.gamma, normDims, normKnown, rank, *dt))
       return rewriter.notifyMatchFailure(div, reason);
-    Value *bias = affineOperand(beta, normDims, normKnown, rank, *dt, reason);
-    if (reason)
+    if (const char *reason = checkAffineOperand(tail.beta, normDims, normKnown, rank, *dt))
       return rewriter.notifyMatchFailure(div, reason);
-    if (!gamma && !normKnown)
+    if (!tail.gamma && !normKnown)
       return rewriter.notifyMatchFailure(div, "no gamma and the normalized dims are not known (for a Scale of ones)");
 
     // Rewrite.
     Graph &graph = *div->graph();
-    if (!scale) {
+    Value *scale = nullptr;
+    if (!tail.gamma) {
       int64_t n = 1;
       for (int64_t v : normDims)
         n *= v;
       scale = materializeConstant(rewriter, graph, last, x->name() + "_ln_scale",
-                                      fromDoubles(*dt, normDims, std::vector<double>(static_cast<size_t>(n), 1.0)));
-    } else if (scale == gamma && constantTensor(gamma)->dims() != normDims) {
-      scale = reshaped(graph, last, gamma, normDims, rewriter);
+                                  fromDoubles(*dt, normDims, std::vector<double>(static_cast<size_t>(n), 1.0)));
+    } else {
+      scale = asNormalizedShape(rewriter, graph, last, tail.gamma, normDims);
     }
-    if (bias && constantTensor(beta)->dims() != normDims)
-      bias = reshaped(graph, last, beta, normDims, rewriter);
     std::vector<Value *> operands{x, scale};
-    if (bias)
-      operands.push_back(bias);
+    if (tail.beta)
+      operands.push_back(asNormalizedShape(rewriter, graph, last, tail.beta, normDims));
     Node *ln = rewriter.createNodeBefore(last, "LayerNormalization", operands, {last->result(0)->name() + "_ln"});
     ln->setAttr(Attribute::makeInt("axis", axis));
     ln->setAttr(Attribute::makeFloat("epsilon", static_cast<float>((*epsValue)[0])));
     ln->result(0)->setType(last->result(0)->type());
+    std::vector<Node *> chain{mean1, sub, square, mean2, addEps, sqrt, step->recip, div, tail.mulGamma, tail.addBeta};
+    std::erase(chain, last); // erased by replaceFusedNode
     replaceFusedNode(last, ln->result(0), rewriter, "LayerNormalization", true);
-    std::vector<Node *> chain{mean1, sub, square, mean2, addEps, sqrt, div, mulGamma};
-    chain.resize(last == div ? 6 : last == mulGamma ? 7 : 8);
     eraseDeadChain(chain, rewriter);
     return true;
-  }
-
-private:
-  /// Checks a gamma/beta constant against the normalized dims; Result: the
-  /// value itself (reshaped later when its dims differ), or null when absent.
-  static Value *affineOperand(Value *v, const std::vector<int64_t> &normDims, bool normKnown, int64_t rank,
-                              DataType dt, const char *&reason) {
-    if (!v)
-      return nullptr;
-    TensorPtr t = constantTensor(v);
-    if (t->dtype() != dt) {
-      reason = "gamma/beta's dtype is not x's";
-      return nullptr;
-    }
-    std::vector<int64_t> td = t->dims();
-    if (td == normDims)
-      return v;
-    // Dims after dropping leading 1s must be the normalized dims (without
-    // their leading 1s), and the constant's rank must not exceed x's.
-    auto strip = [](std::vector<int64_t> dims) {
-      size_t i = 0;
-      while (i < dims.size() && dims[i] == 1)
-        ++i;
-      return std::vector<int64_t>(dims.begin() + static_cast<std::ptrdiff_t>(i), dims.end());
-    };
-    if (!normKnown || strip(td) != strip(normDims) || td.size() > static_cast<size_t>(rank)) {
-      reason = "gamma/beta do not match the normalized shape exactly";
-      return nullptr;
-    }
-    return v;
-  }
-
-  /// A new initializer holding `v`'s data with dims `dims` (same element count).
-  static Value *reshaped(Graph &graph, Node *before, Value *v, const std::vector<int64_t> &dims, Rewriter &rewriter) {
-    TensorPtr t = constantTensor(v);
-    auto copy = std::make_shared<Tensor>(t->dtype(), dims, t->buffer());
-    return materializeConstant(rewriter, graph, before, v->name() + "_reshaped", copy);
   }
 };
 
@@ -261,7 +160,8 @@ public:
   }
 
 protected:
-  void populatePatterns(PatternSet &patterns) const override { patterns.add<FuseLayerNormPattern>(); }
+  void populatePatterns(PatternSet &patterns) const override { patterns.add<FuseLayerNormPattern>("Div");
+    patterns.add<FuseLayerNormPattern>("Mul"); }
 };
 
 } // namespace

@@ -37,7 +37,10 @@ void registerFusionPasses(PassRegistry &registry) {
   addPass(registry, createFuseConvMulPass);
   addPass(registry, createFusePadConvPass);
   addPass(registry, createFuseLayerNormPass);
+  addPass(registry, createFuseRMSNormPass);
   addPass(registry, createFuseGeluPass);
+  addPass(registry, createFuseRotaryEmbeddingPass);
+  addPass(registry, createFuseAttentionPass);
   addPass(registry, createFuseConvReluPass);
 }
 
@@ -51,8 +54,11 @@ std::string defaultPipeline() {
   // Convs first, then BatchNormalization into the layer before it (which
   // may leave a MatMul + Add), per-channel Mul/Add into Conv weights/bias
   // (Mul first: a decomposed BN is Mul then Add), MatMul + Add into Gemm,
-  // then LayerNormalization and Gelu; sweep dead nodes and then
-  // the initializers they were the last to read.
+  // then LayerNormalization (before RMSNormalization, which would take
+  // its centred half), Gelu, RotaryEmbedding (before Attention, whose head
+  // split it moves ahead of) and Attention (MatMul + Add became Gemm only
+  // where 2-D, so the 4-D attention MatMuls are intact); sweep dead nodes
+  // and then the initializers they were the last to read.
   return "infer-shapes,"
          "fold-constants,"
          "simplify-shape-chains,"
@@ -67,7 +73,10 @@ std::string defaultPipeline() {
          "fuse-conv-add,"
          "fuse-matmul-add,"
          "fuse-layernorm,"
+         "fuse-rmsnorm,"
          "fuse-gelu,"
+         "fuse-rotary-embedding,"
+         "fuse-attention,"
          "eliminate-common-subexpressions,"
          "eliminate-dead-nodes,"
          "eliminate-unused-initializers";

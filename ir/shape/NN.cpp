@@ -714,6 +714,30 @@ void inferNonMaxSuppression(InferContext &ctx) {
   ctx.setTensor(0, DataType::Int64, SymShape{ctx.freshDim(), SymDim::constant(3)});
 }
 
+/// Attention-23: Y is [B, q_heads, Sq, Dv] (4-D) or [B, Sq, q_heads * Dv]
+/// (3-D, Dv = V's last dim / kv_num_heads); present_key/value are 4-D with
+/// the past length added; qk_matmul_output is [B, q_heads, Sq, Skv].
+void inferAttention(InferContext &ctx) {
+  DataType dt = elemOf(ctx, 0);
+  const SymShape *q = ctx.shape(0), *k = ctx.shape(1), *v = ctx.shape(2);
+  if (!q || !k || !v || q->size() != k->size() || q->size() != v->size() || (q->size() != 3 && q->size() != 4)) {
+    for (size_t i = 0; i < ctx.numOutputs(); ++i)
+      ctx.setTensor(i, dt, std::nullopt);
+    return;
+  }
+  if (q->size() == 4) {
+    ctx.setTensor(0, dt, SymShape{(*q)[0], (*q)[1], (*q)[2], (*v)[3]});
+    return;
+  }
+  int64_t qh = ctx.node().attrInt("q_num_heads", 0), kvh = ctx.node().attrInt("kv_num_heads", 0);
+  SymDim last;
+  if ((*v)[2] == (*k)[2] && (*q)[2] == (*k)[2] && qh == kvh)
+    last = (*q)[2];
+  else if (qh > 0 && kvh > 0)
+    last = (*v)[2].floorDiv(kvh) * SymDim::constant(qh);
+  ctx.setTensor(0, dt, SymShape{(*q)[0], (*q)[1], last});
+}
+
 } // namespace
 
 void addNNRules(RuleTable &t) {
@@ -736,6 +760,8 @@ void addNNRules(RuleTable &t) {
     t[op] = [](InferContext &ctx) { ctx.propagate(0, 0); };
   t["BatchNormalization"] = inferBatchNorm;
   t["LayerNormalization"] = inferLayerNorm;
+  t["RotaryEmbedding"] = [](InferContext &ctx) { ctx.propagate(0, 0); };
+  t["Attention"] = inferAttention;
   t["RNN"] = inferRNN;
   t["GRU"] = inferGRU;
   t["LSTM"] = inferLSTM;

@@ -67,7 +67,8 @@ _ONNXSLIM_PATTERNS = {
     "FusionGelu": "fuse-gelu",
 }
 _FUSION_PASSES = ("fuse-pad-conv", "fuse-conv-batchnorm", "fuse-conv-mul", "fuse-conv-add",
-                  "fuse-matmul-add", "fuse-layernorm", "fuse-gelu", "fuse-conv-relu")
+                  "fuse-matmul-add", "fuse-layernorm", "fuse-rmsnorm", "fuse-gelu",
+                  "fuse-rotary-embedding", "fuse-attention", "fuse-conv-relu")
 
 #: Every name skip_fusion_patterns accepts, and the pass it skips.
 FUSION_PATTERNS = dict({p: p for p in _FUSION_PASSES}, **_ONNXSLIM_PATTERNS)

@@ -4,7 +4,8 @@
 // training mode from 14 with running statistics; mixed parameter types at
 // 15), InstanceNormalization, LayerNormalization (17, with the Mean and
 // InvStdDev stash outputs), GroupNormalization (18 per-group and 21
-// per-channel scale/bias) and LRN.
+// per-channel scale/bias), RMSNormalization (23: x / sqrt(mean(x^2) + eps)
+// * scale over the axes from `axis` on) and LRN.
 //
 // Statistics are accumulated in double; the elementwise pass runs in the
 // compute type (float for float16/bfloat16).
@@ -259,6 +260,37 @@ template <typename T> Status layerNormTyped(KernelContext &ctx) {
   return Status::success();
 }
 
+template <typename T> Status rmsNormTyped(KernelContext &ctx) {
+  using C = ComputeType<T>;
+  FloatInput<T> X;
+  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
+  const Tensor *scaleT = nullptr;
+  ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(1, scaleT));
+  int64_t axis = 0;
+  ONNXSLIM_RETURN_IF_ERROR(normalizeAxis(ctx.attrInt("axis", -1), X.rank(), axis));
+  std::vector<int64_t> normDims(X.dims().begin() + axis, X.dims().end());
+  int64_t outer = product(X.dims(), 0, static_cast<size_t>(axis));
+  int64_t D = product(normDims);
+  std::vector<C> scale;
+  ONNXSLIM_RETURN_IF_ERROR(readBroadcastParam(*scaleT, "scale", normDims, scale));
+  double eps = ctx.attrFloat("epsilon", 1e-5f);
+  FloatOutput<T> Y;
+  ONNXSLIM_RETURN_IF_ERROR(Y.init(X.dims()));
+  for (int64_t o = 0; o < outer; ++o) {
+    const C *xp = X.data() + o * D;
+    C *yp = Y.data() + o * D;
+    double sum = 0.0;
+    for (int64_t i = 0; i < D; ++i)
+      sum += static_cast<double>(xp[i]) * static_cast<double>(xp[i]);
+    double mean = D > 0 ? sum / static_cast<double>(D) : 0.0;
+    auto inv = static_cast<C>(1.0 / std::sqrt(mean + eps));
+    for (int64_t i = 0; i < D; ++i)
+      yp[i] = xp[i] * inv * scale[static_cast<size_t>(i)];
+  }
+  ctx.setOutput(0, Y.finish());
+  return Status::success();
+}
+
 template <typename T> Status groupNormTyped(KernelContext &ctx) {
   using C = ComputeType<T>;
   FloatInput<T> X;
@@ -340,6 +372,10 @@ Status layerNormKernel(KernelContext &ctx) {
   return dispatchFloatOp(
       ctx, 0, [&](auto tag) { return layerNormTyped<typename decltype(tag)::type>(ctx); });
 }
+Status rmsNormKernel(KernelContext &ctx) {
+  return dispatchFloatOp(
+      ctx, 0, [&](auto tag) { return rmsNormTyped<typename decltype(tag)::type>(ctx); });
+}
 Status groupNormKernel(KernelContext &ctx) {
   return dispatchFloatOp(
       ctx, 0, [&](auto tag) { return groupNormTyped<typename decltype(tag)::type>(ctx); });
@@ -356,6 +392,7 @@ void registerNormKernels(OpRegistry &registry) {
   registry.add("InstanceNormalization", 1, kLatestOpset, instanceNormKernel);
   registry.add("LayerNormalization", 17, kLatestOpset, layerNormKernel);
   registry.add("GroupNormalization", 18, kLatestOpset, groupNormKernel);
+  registry.add("RMSNormalization", 23, kLatestOpset, rmsNormKernel);
   registry.add("LRN", 1, kLatestOpset, lrnKernel);
 }
 
