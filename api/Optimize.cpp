@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxslim/onnxslim.h"
 
+#include "ir/OpSchema.h"
 #include "ir/Validate.h"
 #include "ir/Verifier.h"
 #include "transforms/ModelCheck.h"
@@ -81,6 +82,8 @@ Result<std::string> pipelineFor(const OptimizeOptions &options, const PassRegist
       return Status::error("cannot skip pass '" + skip + "': there is no such pass (see --list-passes)");
   bool given = options.pipeline.has_value();
   std::string text = given ? *options.pipeline : targetPipeline(options.target);
+  if (options.targetOpset)
+    text = "convert-opset{target=" + std::to_string(*options.targetOpset) + "}" + (text.empty() ? "" : "," + text);
   std::string out;
   for (std::string &item : pipelineEntries(text)) {
     std::string name = passNameOf(item);
@@ -201,6 +204,9 @@ std::string fusionPassName(std::string_view name) {
 }
 
 Status checkOptions(const OptimizeOptions &options) {
+  if (options.targetOpset && (*options.targetOpset < 7 || *options.targetOpset > maxKnownDefaultOpset()))
+    return Status::error("target opset " + std::to_string(*options.targetOpset) + " is out of range (7.." +
+                         std::to_string(maxKnownDefaultOpset()) + ")");
   if (!options.floatType.empty() && options.floatType != "float16" && options.floatType != "float32")
     return Status::error("unknown float type '" + options.floatType + "' (float16, float32)");
   const PassRegistry &registry = options.registry ? *options.registry : builtinRegistry();
@@ -300,6 +306,15 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   // where wanted); types known only in memory are dropped so that text and
   // binary output agree.
   bool ok = pm.run(model, error);
+  // 4a. A conversion the pass declined is an error: the user asked for that opset.
+  if (ok && options.targetOpset && model.opsetVersion("") != *options.targetOpset) {
+    std::string why = "the model has no default-domain opset import";
+    for (const std::string &w : pm.context().warnings())
+      if (w.find("[convert-opset] declined: ") != std::string::npos)
+        why = w.substr(w.find("declined: ") + 10);
+    return finish(Status::error(name + ": cannot convert to opset " + std::to_string(*options.targetOpset) + ": " +
+                                why));
+  }
   // 4b. The float type, once, after the fixed point; its model check (when
   // required) uses float16 tolerances against the model before it.
   std::unique_ptr<PassManager> convert;

@@ -23,7 +23,8 @@
 //   Normalization.cpp       BatchNormalization (spatial, training outputs)
 //   Resize.cpp              Upsample -> Resize and Resize's versions
 //   Renamed.cpp             ops replaced or whose attribute values changed
-//                           (Scatter, RoiAlign, GridSample)
+//                           (Scatter, RoiAlign, GridSample, DFT's axis)
+//   Broadcast.cpp           the legacy broadcast attributes (opset < 7)
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -93,6 +94,9 @@ void registerNormalization(AdapterRegistry &registry);
 void registerResize(AdapterRegistry &registry);
 /// Scatter, RoiAlign, GridSample (Renamed.cpp).
 void registerRenamed(AdapterRegistry &registry);
+
+/// Legacy broadcasting before 7 (Broadcast.cpp).
+void registerBroadcast(AdapterRegistry &registry);
 
 /// Every adapter above, built once.
 const AdapterRegistry &builtinAdapters();

@@ -57,7 +57,14 @@ constexpr char kSplit[] = "split";
 
 /// Split-18 (num_outputs) -> Split-13: an even split of a known dim.
 std::string split18(Node &node, StepContext &ctx) {
-  if (ctx.direction == Direction::Up || !node.hasAttr("num_outputs"))
+  if (ctx.direction == Direction::Up) {
+    // Split-13 without `split` splits evenly into its outputs; Split-18
+    // needs that count said.
+    if (!node.operand(1))
+      node.setAttr(Attribute::makeInt("num_outputs", static_cast<int64_t>(node.numResults())));
+    return "";
+  }
+  if (!node.hasAttr("num_outputs"))
     return "";
   int64_t parts = node.attrInt("num_outputs", 0);
   if (node.operand(1)) {

@@ -72,6 +72,7 @@ const AdapterRegistry &builtinAdapters() {
     registerNormalization(r);
     registerResize(r);
     registerRenamed(r);
+    registerBroadcast(r);
     return r;
   }();
   return registry;

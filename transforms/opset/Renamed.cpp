@@ -8,7 +8,7 @@
 //                     output_half_pixel)                       downgrade needs it
 //   GridSample-20     mode bilinear/bicubic renamed            both ways, 4-D only
 //                     linear/cubic; N-D inputs                 going down
-//
+//   DFT-20            axis attribute -> input 2                both ways
 //   Before (opset 10):                 After (target=16):
 //     y = RoiAlign(x, rois, idx)         y = RoiAlign<coordinate_transformation_mode =
 //                                                     "output_half_pixel">(x, rois, idx)
@@ -59,12 +59,42 @@ std::string gridSample20(Node &node, StepContext &ctx) {
   return "";
 }
 
+/// DFT-17 (axis attribute, default 1) <-> DFT-20 (axis input 2, default -2).
+std::string dft20(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up) {
+    Value *axis = ctx.constantBefore(node, (node.name().empty() ? "DFT" : node.name()) + "_axis",
+                                     StepContext::int64s({node.attrInt("axis", 1)}, /*scalar=*/true));
+    node.removeAttr("axis");
+    node.resizeOperands(3);
+    node.setOperand(2, axis);
+    return "";
+  }
+  int64_t axis = -2;
+  if (node.operand(2)) {
+    std::optional<std::vector<int64_t>> a = constantInts(node.operand(2));
+    if (!a || a->size() != 1)
+      return "its axis is not a constant";
+    axis = (*a)[0];
+  }
+  if (axis < 0) {
+    std::optional<Shape> s = node.operand(0) ? knownShape(node.operand(0)) : std::nullopt;
+    if (!s)
+      return "its axis is negative and the input's rank is unknown";
+    axis += static_cast<int64_t>(s->size());
+  }
+  node.setAttr(Attribute::makeInt("axis", axis));
+  node.setOperand(2, nullptr);
+  trimOperands(node);
+  return "";
+}
+
 } // namespace
 
 void registerRenamed(AdapterRegistry &r) {
   r.add("Scatter", 11, Direction::Up, scatterToElements);
   r.addBoth("RoiAlign", 16, roiAlign16);
   r.addBoth("GridSample", 20, gridSample20);
+  r.addBoth("DFT", 20, dft20);
 }
 
 } // namespace opset

@@ -28,6 +28,8 @@
 
 #include "transforms/ValueUtils.h"
 
+#include <algorithm>
+
 namespace onnxslim {
 namespace opset {
 
@@ -101,6 +103,53 @@ std::string noWrapPad(Node &node, StepContext &ctx) {
   return "";
 }
 
+/// Element types an op version added (beyond the broad ones the driver
+/// checks: bfloat16 at 13, float8 at 19...): a downgrade past it refuses them.
+struct AddedTypes {
+  const char *op;
+  int version;
+  std::vector<DataType> types;
+};
+const std::vector<AddedTypes> &addedTypes() {
+  using D = DataType;
+  static const std::vector<D> kSmallInts = {D::UInt8, D::Int8, D::UInt16, D::Int16};
+  static const std::vector<D> kInts = {D::UInt8, D::Int8, D::UInt16, D::Int16, D::UInt32, D::Int32, D::UInt64, D::Int64};
+  static const std::vector<AddedTypes> kTable = {
+      {"Add", 14, kSmallInts}, {"Sub", 14, kSmallInts}, {"Mul", 14, kSmallInts}, {"Div", 14, kSmallInts},
+      {"Relu", 14, {D::Int8, D::Int16, D::Int32, D::Int64}}, {"Clip", 12, kInts}, {"Max", 12, kInts},
+      {"Min", 12, kInts}, {"ReduceMax", 12, {D::Int8, D::UInt8}}, {"ReduceMin", 12, {D::Int8, D::UInt8}},
+      {"ReduceMax", 20, {D::Bool}}, {"ReduceMin", 20, {D::Bool}}, {"MaxPool", 12, {D::Int8, D::UInt8}},
+      {"Equal", 11, {D::Float, D::Double, D::Float16, D::UInt8, D::Int8, D::UInt16, D::Int16, D::UInt32, D::UInt64}},
+      {"Equal", 19, {D::String}}, {"Greater", 9, kInts}, {"Less", 9, kInts}, {"Cast", 9, {D::String}},
+      {"Pow", 12, kInts}, {"Pow", 15, {D::BFloat16}}, {"PRelu", 9, kInts}, {"PRelu", 16, {D::BFloat16}},
+      {"LeakyRelu", 16, {D::BFloat16}}, {"Where", 16, {D::BFloat16}}, {"GreaterOrEqual", 16, {D::BFloat16}},
+      {"LessOrEqual", 16, {D::BFloat16}}, {"ScatterElements", 16, {D::BFloat16}},
+      {"ScatterND", 16, {D::BFloat16}}, {"MatMul", 9, {D::Int32, D::Int64, D::UInt32, D::UInt64}},
+      {"Gemm", 9, {D::Int32, D::Int64, D::UInt32, D::UInt64}}, {"Flatten", 9, kInts},
+  };
+  return kTable;
+}
+
+/// A version bump that, going down, refuses the types the newer version added.
+std::string bumpTyped(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  for (const AddedTypes &a : addedTypes()) {
+    if (node.opType() != a.op || a.version != ctx.from)
+      continue;
+    std::vector<Value *> values = node.operands();
+    for (Value *r : node.results())
+      values.push_back(r);
+    for (Value *v : values) {
+      std::optional<DataType> t = v ? knownElemType(v) : std::nullopt;
+      if (t && std::find(a.types.begin(), a.types.end(), *t) != a.types.end())
+        return "'" + v->name() + "' is " + dataTypeName(*t) + ", which " + a.op + " takes from opset " +
+               std::to_string(a.version);
+    }
+  }
+  return "";
+}
+
 struct Bumps {
   const char *op;
   std::vector<int> versions;
@@ -143,11 +192,13 @@ void registerVersionBumps(AdapterRegistry &r) {
       {"SpaceToDepth", {13}}, {"SplitToSequence", {24}}, {"Sqrt", {13}}, {"Squeeze", {21, 23, 24}},
       {"Sub", {13, 14}}, {"Tan", {22}}, {"Tanh", {13}}, {"Tile", {13}}, {"ThresholdedRelu", {22}},
       {"TopK", {24}}, {"Transpose", {13, 21, 23, 24}}, {"Unsqueeze", {21, 23, 24}}, {"Where", {16}},
-      {"SoftmaxCrossEntropyLoss", {13}},
+      {"SoftmaxCrossEntropyLoss", {13}}, {"RoiAlign", {22}}, {"AveragePool", {7}},
   };
   for (const Bumps &b : kBoth)
     for (int v : b.versions)
       r.addBoth(b.op, v, bump);
+  for (const AddedTypes &a : addedTypes())
+    r.addBoth(a.op, a.version, bumpTyped);
   // Same-shape operands (6) became broadcasting (8): older models mean the
   // same; a downgrade would need equal shapes, which is not checked here.
   for (const char *op : {"Max", "Min", "Mean", "Sum"})
