@@ -122,6 +122,9 @@ bool attributeToInput(Node &node, StepContext &ctx, std::string_view name, size_
 /// attribute `name`, dropping the operand (and trailing empty ones),
 /// Result: "" or why not.
 std::string inputToAttribute(Node &node, size_t index, std::string_view name);
+/// Given a node and an operand index, Execute: omits that operand and
+/// erases the Constant that defined it when nothing else reads it.
+void clearOperand(Node &node, size_t i);
 /// Drops trailing omitted operands.
 void trimOperands(Node &node);
 

@@ -127,7 +127,7 @@ std::string pad11(Node &node, StepContext &ctx) {
     if (!v)
       return "its constant_value is not a constant";
     node.setAttr(Attribute::makeFloat("value", static_cast<float>(*v)));
-    node.setOperand(2, nullptr);
+    clearOperand(node, 2);
   }
   if (!node.operand(1) || !constantInts(node.operand(1)))
     return "its pads are not a constant";
@@ -148,7 +148,7 @@ std::string slice10(Node &node, StepContext &ctx) {
     std::optional<std::vector<int64_t>> steps = constantInts(node.operand(4));
     if (!steps || std::any_of(steps->begin(), steps->end(), [](int64_t s) { return s != 1; }))
       return "its steps are not all 1 (Slice-1 has no steps)";
-    node.setOperand(4, nullptr);
+    clearOperand(node, 4);
   }
   for (size_t i : {1u, 2u, 3u})
     if (node.operand(i) && !constantInts(node.operand(i)))
@@ -175,7 +175,7 @@ std::string topk10(Node &node, StepContext &ctx) {
   if (!k || k->size() != 1)
     return "its k is not a constant";
   node.setAttr(Attribute::makeInt("k", (*k)[0]));
-  node.setOperand(1, nullptr);
+  clearOperand(node, 1);
   trimOperands(node);
   return "";
 }
@@ -209,6 +209,8 @@ std::string clip11(Node &node, StepContext &ctx) {
       return "its " + std::string(names[i]) + " is not a constant";
     node.setAttr(Attribute::makeFloat(names[i], static_cast<float>(*v)));
   }
+  clearOperand(node, 1);
+  clearOperand(node, 2);
   node.resizeOperands(1);
   return "";
 }
@@ -239,14 +241,14 @@ std::string dropout12(Node &node, StepContext &ctx) {
     TensorPtr t = constantTensor(node.operand(2));
     if (!t || t->dtype() != DataType::Bool || t->numElements() != 1 || t->at<uint8_t>(0) != 0)
       return "its training_mode is not a constant false";
-    node.setOperand(2, nullptr);
+    clearOperand(node, 2);
   }
   if (node.operand(1)) {
     std::optional<double> v = constantScalar(node, 1);
     if (!v)
       return "its ratio is not a constant";
     node.setAttr(Attribute::makeFloat("ratio", static_cast<float>(*v)));
-    node.setOperand(1, nullptr);
+    clearOperand(node, 1);
   }
   node.removeAttr("seed"); // randomness of training mode only
   trimOperands(node);

@@ -116,6 +116,16 @@ std::optional<std::vector<int64_t>> constantIntsOperand(const Node &node, size_t
   return node.operand(i) ? constantInts(node.operand(i)) : std::nullopt;
 }
 
+void clearOperand(Node &node, size_t i) {
+  Value *old = node.operand(i);
+  if (!old)
+    return;
+  node.setOperand(i, nullptr);
+  // A Constant only this operand read goes with it.
+  if (Node *def = old->definingNode(); def && def->is("Constant") && def->resultsUnused())
+    def->erase();
+}
+
 void trimOperands(Node &node) {
   size_t n = node.numOperands();
   while (n > 0 && !node.operand(n - 1))
@@ -144,12 +154,8 @@ std::string inputToAttribute(Node &node, size_t index, std::string_view name) {
     return "its input " + std::to_string(index) + " ('" + node.operand(index)->name() +
            "') is not a constant, and the older version takes it as attribute '" + std::string(name) + "'";
   node.setAttr(Attribute::makeInts(std::string(name), *values));
-  Value *old = node.operand(index);
-  node.setOperand(index, nullptr);
+  clearOperand(node, index);
   trimOperands(node);
-  // A Constant only this operand read goes with it.
-  if (Node *def = old->definingNode(); def && def->is("Constant") && !old->hasUses() && def->resultsUnused())
-    def->erase();
   return "";
 }
 

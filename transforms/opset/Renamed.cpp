@@ -83,7 +83,7 @@ std::string dft20(Node &node, StepContext &ctx) {
     axis += static_cast<int64_t>(s->size());
   }
   node.setAttr(Attribute::makeInt("axis", axis));
-  node.setOperand(2, nullptr);
+  clearOperand(node, 2);
   trimOperands(node);
   return "";
 }

@@ -55,6 +55,7 @@ std::string upsample9(Node &node, StepContext &ctx) {
   if (!s)
     return "its scales are not a constant";
   node.setAttr(Attribute::makeFloats("scales", std::vector<float>(s->begin(), s->end())));
+  clearOperand(node, 1);
   node.resizeOperands(1);
   return "";
 }
@@ -95,8 +96,13 @@ std::string resize11(Node &node, StepContext &ctx) {
   for (const char *a : {"coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
                         "extrapolation_value"})
     node.removeAttr(a);
-  node.resizeOperands(2);
+  node.resizeOperands(3);
+  node.setOperand(2, nullptr);
+  Value *roi = node.operand(1);
   node.setOperand(1, scales);
+  node.resizeOperands(2);
+  if (Node *def = roi ? roi->definingNode() : nullptr; def && def->is("Constant") && def->resultsUnused())
+    def->erase();
   return "";
 }
 
