@@ -15,7 +15,8 @@
 //
 // The axis case needs B's shape and A's rank: otherwise the node is refused.
 // PRelu-7 broadcasts the slope the numpy way too: a slope of one element or
-// of X's shape means the same, others are refused.
+// of X's shape means the same, one per channel ([C], X: [N, C, ...]) is
+// reshaped to [C, 1, ...], others are refused.
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/opset/Adapter.h"
@@ -70,7 +71,7 @@ std::string batchNorm7(Node &node, StepContext &) {
   return "";
 }
 
-std::string prelu7(Node &node, StepContext &) {
+std::string prelu7(Node &node, StepContext &ctx) {
   std::optional<Shape> x = knownShape(node.operand(0));
   std::optional<Shape> slope = knownShape(node.operand(1));
   std::optional<int64_t> n = slope ? staticNumElements(*slope) : std::nullopt;
@@ -78,7 +79,17 @@ std::string prelu7(Node &node, StepContext &) {
     return "";
   if (x && slope && *x == *slope)
     return "";
-  return "its slope is neither one value nor of X's shape (PRelu-7 broadcasts it the numpy way)";
+  // One slope per channel (dim 1): [C] becomes [C, 1, ..., 1].
+  if (x && slope && n && slope->size() == 1 && x->size() >= 2 && (*x)[1].isValue() && (*x)[1].getValue() == *n) {
+    std::vector<int64_t> dims(x->size() - 1, 1);
+    dims[0] = *n;
+    Value *slopeIn = node.operand(1);
+    Value *shape = ctx.constantBefore(node, slopeIn->name() + "_shape", StepContext::int64s(dims));
+    Node *reshape = ctx.nodeBefore(node, "Reshape", {slopeIn, shape}, slopeIn->name() + "_per_channel");
+    node.setOperand(1, reshape->result(0));
+    return "";
+  }
+  return "its slope is neither one value, nor one per channel, nor of X's shape (PRelu-7 broadcasts it the numpy way)";
 }
 
 } // namespace
