@@ -308,7 +308,8 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   bool ok = pm.run(model, error);
   // 4a. A conversion the pass declined is an error: the user asked for that opset.
   if (ok && options.targetOpset && model.opsetVersion("") != *options.targetOpset) {
-    std::string why = "the model has no default-domain opset import";
+    std::string why = model.opsetVersion("") < 0 ? "the model imports no default-domain opset"
+                                                 : "convert-opset did not run (skipped?)";
     for (const std::string &w : pm.context().warnings())
       if (w.find("[convert-opset] declined: ") != std::string::npos)
         why = w.substr(w.find("declined: ") + 10);
