@@ -324,10 +324,17 @@ std::string ConvertOpsetPass::convertNode(Node &node, Model &model, int64_t from
       if (!cur || cur->sinceVersion <= target_)
         break;
       const OpSchema *prev = findOpSchemaVersion("", node.opType(), cur->sinceVersion - 1);
-      if (!prev || prev->deprecated)
-        return node.opType() + " has no form at opset " + std::to_string(target_) + " (it was introduced at " +
-               std::to_string(cur->sinceVersion) + ")";
-      next = prev->sinceVersion;
+      if (!prev || prev->deprecated) {
+        // The op is older than its first version: only an adapter that
+        // replaces it by other ops (CastLike -> Cast) takes it further.
+        if (!adapters.find(node.opType(), cur->sinceVersion, dir))
+          return node.opType() + " has no form at opset " + std::to_string(target_) + " (it was introduced at " +
+                 std::to_string(cur->sinceVersion) + ")";
+        next = cur->sinceVersion - 1;
+      } else {
+        next = prev->sinceVersion;
+      }
+      version = cur->sinceVersion;
     }
     int64_t key = dir == Direction::Up ? next : version;
     std::string op = node.opType();

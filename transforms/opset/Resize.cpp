@@ -3,8 +3,8 @@
 //   version        change                                      adapter
 //   Upsample-9     scales attribute -> input 1                 both ways (a
 //                                                               constant going down)
-//   Upsample-10    deprecated, replaced by Resize-10 (same     upgrade: the op
-//                  inputs X, scales; modes nearest, linear)     is renamed
+//   Upsample-10    deprecated, replaced by Resize-10 (same     the op is renamed
+//                  inputs X, scales; modes nearest, linear)     (both ways)
 //   Resize-11      inputs X, roi, scales, sizes; coordinate    see below
 //                  transformation and nearest rounding modes
 //   Resize-13      roi and scales may be omitted               downgrade: empty
@@ -127,11 +127,18 @@ std::string resize19(Node &node, StepContext &ctx) {
 
 std::string bump(Node &, StepContext &) { return ""; }
 
+/// Resize-10 -> Upsample-9 (before 10): the same inputs and modes.
+std::string resizeToUpsample(Node &node, StepContext &) {
+  node.setOpType("Upsample");
+  return "";
+}
+
 } // namespace
 
 void registerResize(AdapterRegistry &r) {
   r.addBoth("Upsample", 9, upsample9);
   r.add("Upsample", 10, Direction::Up, upsampleToResize);
+  r.add("Resize", 10, Direction::Down, resizeToUpsample);
   r.addBoth("Resize", 11, resize11);
   r.addBoth("Resize", 13, resize13);
   r.addBoth("Resize", 18, bump);

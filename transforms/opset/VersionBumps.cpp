@@ -187,7 +187,7 @@ void registerVersionBumps(AdapterRegistry &r) {
       {"ReduceMax", {12, 20}}, {"ReduceMin", {12, 20}}, {"Relu", {13, 14}},
       {"Reshape", {13, 14, 19, 21, 23, 24}}, {"Round", {22}}, {"Scan", {11, 16, 19, 21, 23, 24}},
       {"ScatterElements", {13, 16}}, {"ScatterND", {13, 16}}, {"Selu", {22}},
-      {"Shape", {13, 15, 19, 21, 23, 24}}, {"Sigmoid", {13}}, {"Sign", {13}}, {"Sin", {22}}, {"Sinh", {22}},
+      {"Shape", {13, 19, 21, 23, 24}}, {"Sigmoid", {13}}, {"Sign", {13}}, {"Sin", {22}}, {"Sinh", {22}},
       {"Size", {13, 19, 21, 23, 24}}, {"Slice", {11, 13}}, {"Softplus", {22}}, {"Softsign", {22}},
       {"SpaceToDepth", {13}}, {"SplitToSequence", {24}}, {"Sqrt", {13}}, {"Squeeze", {21, 23, 24}},
       {"Sub", {13, 14}}, {"Tan", {22}}, {"Tanh", {13}}, {"Tile", {13}}, {"ThresholdedRelu", {22}},
