@@ -95,6 +95,11 @@ for target in 24 13; do
   echo "  in ONNX Runtime: $same same, mismatches $differ, converted model fails $convfails, original not runnable $origfails, no ORT kernel for the new version $nokernel"
   grep -P '\tconv-fails\t' "$tmp/results" | grep 'Could not find an implementation for' |
     sed 's/^\([^\t]*\)\t[^\t]*\t.*\(Could not find an implementation for [^ ]*\).*/   no ORT kernel: \1 (\2)/'
+  if [ "$origfails" != 0 ]; then
+    echo "  original not runnable in ONNX Runtime (nothing to compare), by reason:"
+    grep -P '\torig-fails\t' "$tmp/results" | cut -f3 | sed 's/.*\(Could not find an implementation for [^ ]*\).*/\1/' |
+      cut -c1-90 | sort | uniq -c | sort -rn | head -12 | sed 's/^/   /'
+  fi
   if [ "$declined" != 0 ]; then
     echo "  declined, by reason (node names elided):"
     grep '^declined' "$tmp/all.$target" | cut -f3 |

@@ -7,8 +7,9 @@
 //                  inputs X, scales; modes nearest, linear)     (both ways)
 //   Resize-11      inputs X, roi, scales, sizes; coordinate    see below
 //                  transformation and nearest rounding modes
-//   Resize-13      roi and scales may be omitted               downgrade: empty
-//                                                               constants
+//   Resize-13      roi and scales may be omitted;              downgrade: empty
+//                  tf_half_pixel_for_nn dropped                 constants; upgrade
+//                                                               refuses that mode
 //   Resize-18      antialias, axes, keep_aspect_ratio_policy   version only
 //   Resize-19      coordinate mode half_pixel_symmetric        downgrade refuses it
 //
@@ -107,7 +108,11 @@ std::string resize11(Node &node, StepContext &ctx) {
 }
 
 std::string resize13(Node &node, StepContext &ctx) {
-  if (ctx.direction == Direction::Down) {
+  if (ctx.direction == Direction::Up) {
+    // Resize-13 dropped this coordinate mode (x_in = (x_out + 0.5) / scale).
+    if (node.attrString("coordinate_transformation_mode", "half_pixel") == "tf_half_pixel_for_nn")
+      return "coordinate_transformation_mode 'tf_half_pixel_for_nn' has no form from opset 13";
+  } else {
     if (node.numOperands() < 3)
       node.resizeOperands(3);
     if (!node.operand(1))
