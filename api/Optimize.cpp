@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxslim/onnxslim.h"
 
+#include "ir/OpSchema.h"
 #include "ir/Validate.h"
 #include "ir/Verifier.h"
 #include "transforms/Clone.h"
@@ -83,6 +84,8 @@ Result<std::string> pipelineFor(const OptimizeOptions &options, const PassRegist
       return Status::error("cannot skip pass '" + skip + "': there is no such pass (see --list-passes)");
   bool given = options.pipeline.has_value();
   std::string text = given ? *options.pipeline : targetPipeline(options.target);
+  if (options.targetOpset)
+    text = "convert-opset{target=" + std::to_string(*options.targetOpset) + "}" + (text.empty() ? "" : "," + text);
   std::string out;
   for (std::string &item : pipelineEntries(text)) {
     std::string name = passNameOf(item);
@@ -356,6 +359,9 @@ std::string fusionPassName(std::string_view name) {
 }
 
 Status checkOptions(const OptimizeOptions &options) {
+  if (options.targetOpset && (*options.targetOpset < 7 || *options.targetOpset > maxKnownDefaultOpset()))
+    return Status::error("target opset " + std::to_string(*options.targetOpset) + " is out of range (7.." +
+                         std::to_string(maxKnownDefaultOpset()) + ")");
   if (!options.floatType.empty() && options.floatType != "float16" && options.floatType != "float32")
     return Status::error("unknown float type '" + options.floatType + "' (float16, float32)");
   const PassRegistry &registry = options.registry ? *options.registry : builtinRegistry();
@@ -455,6 +461,16 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   // where wanted); types known only in memory are dropped so that text and
   // binary output agree.
   bool ok = pm.run(model, error);
+  // 4a. A conversion the pass declined is an error: the user asked for that opset.
+  if (ok && options.targetOpset && model.opsetVersion("") != *options.targetOpset) {
+    std::string why = model.opsetVersion("") < 0 ? "the model imports no default-domain opset"
+                                                 : "convert-opset did not run (skipped?)";
+    for (const std::string &w : pm.context().warnings())
+      if (w.find("[convert-opset] declined: ") != std::string::npos)
+        why = w.substr(w.find("declined: ") + 10);
+    return finish(Status::error(name + ": cannot convert to opset " + std::to_string(*options.targetOpset) + ": " +
+                                why));
+  }
   // 4b. The float type, once, after the fixed point; its model check (when
   // required) uses float16 tolerances against the model before it. float16
   // is also compared by default (when the check can run), and where its

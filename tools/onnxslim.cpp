@@ -115,6 +115,7 @@ struct MainArgs {
   double progressAfter = 1.0;      ///< seconds before a progress line shows (terminal only)
   std::vector<std::string> report; ///< --report FORMAT FILE
   std::string dtype;          ///< --dtype fp16|fp32 ("": keep the model's)
+  int targetOpset = 0;        ///< --target-opset N (0: keep the model's)
   std::string keepIOTypes;    ///< --keep-io-types true|false ("": true)
   bool noFp16Fallback = false; ///< --no-fp16-fallback
 };
@@ -348,6 +349,8 @@ int runMain(MainArgs &args) {
   PassRegistry registry = makeRegistry(args);
   if (!optimizeOptions(args, registry, error))
     return fail(error);
+  if (args.targetOpset)
+    args.opt.targetOpset = args.targetOpset;
   if (Status s = checkOptions(args.opt); !s)
     return fail(s.message());
 
@@ -577,6 +580,11 @@ int main(int argc, char **argv) {
   app.add_flag("--no-fp16-fallback", mainArgs.noFp16Fallback,
                "With --dtype fp16: convert all that has a float16 form, even where the model check finds "
                "outputs beyond float16's tolerance (by default the first nodes stay float32 until they are within)")
+      ->group(kOpt);
+  app.add_option("--target-opset", mainArgs.targetOpset,
+                 "First convert the model to default-domain opset N (7..24, up or down; pass convert-opset), "
+                 "then optimize; refused, naming the node, when an op cannot be converted")
+      ->check(CLI::Range(7, static_cast<int>(supportedVersions().defaultOpset)))
       ->group(kOpt);
   app.add_option("--keep-io-types", mainArgs.keepIOTypes,
                  "With --dtype: keep the declared types of the model's inputs and outputs (true, the default) "

@@ -28,6 +28,7 @@ void registerFoldingPasses(PassRegistry &registry) {
   addPass(registry, createSimplifyShapeChainsPass);
   addPass(registry, createInlineConstantIfPass);
   addPass(registry, createConvertFloatTypePass);
+  addPass(registry, createConvertOpsetPass);
 }
 
 void registerFusionPasses(PassRegistry &registry) {

@@ -41,6 +41,7 @@ std::unique_ptr<Pass> createFuseRotaryEmbeddingPass();
 std::unique_ptr<Pass> createFuseGeluPass();
 std::unique_ptr<Pass> createFuseConvReluPass();
 std::unique_ptr<Pass> createConvertFloatTypePass();
+std::unique_ptr<Pass> createConvertOpsetPass();
 
 /// Given a registry, Execute: registers the cleanup passes (dead nodes,
 /// identity, unused and duplicate constants, transposes, CSE, no-op ops).
@@ -49,7 +50,8 @@ void registerCleanupPasses(PassRegistry &registry);
 /// Given a registry, Execute: registers shape inference and the folding
 /// passes (infer-shapes, fold-constants, simplify-shape-chains,
 /// inline-constant-if), and convert-float-type, which rewrites constants
-/// too (never in a default pipeline: it changes the model's precision).
+/// too, and convert-opset (neither in a default pipeline: they change the
+/// model's precision or opset).
 void registerFoldingPasses(PassRegistry &registry);
 
 /// Given a registry, Execute: registers the fusion passes (fuse-*), the

@@ -222,6 +222,12 @@ struct OptimizeOptions {
   std::string target = "onnx";
   /// Passes to leave out of the pipeline (each must be a registered pass).
   std::vector<std::string> skipPasses;
+  /// Convert the model to this default-domain opset (7..24, up or down)
+  /// before the pipeline (pass convert-opset, first in the pipeline); the
+  /// pipeline then optimizes the converted model. A model the conversion
+  /// declines (an op with no adapter or no form at that opset) is an error
+  /// naming the node. Unset: the model keeps its opset (no pipeline changes it).
+  std::optional<int> targetOpset;
 
   /// Graph surgery, before any pass. `inputs`: values that become the main
   /// graph's inputs, "NAME" or "NAME:dtype" (float32, float16, int64...):

@@ -651,11 +651,16 @@ async function main() {
   if (bench) process.stdout.write(JSON.stringify(bench) + '\n');
 }
 
-main().catch((e) => {
-  if (e instanceof OracleError) {
-    process.stderr.write(`oracle: error: ${e.message}\n`);
-  } else {
-    process.stderr.write(`oracle: internal error: ${e && e.stack ? e.stack : e}\n`);
-  }
-  process.exit(1);
-});
+// Other scripts (tests/transforms/ort_convert_opset.js) reuse the readers.
+module.exports = { BY_CODE, BY_ORT, OracleError, loadOrt, parseTensorProto, tensorFromProto };
+
+if (require.main === module) {
+  main().catch((e) => {
+    if (e instanceof OracleError) {
+      process.stderr.write(`oracle: error: ${e.message}\n`);
+    } else {
+      process.stderr.write(`oracle: internal error: ${e && e.stack ? e.stack : e}\n`);
+    }
+    process.exit(1);
+  });
+}

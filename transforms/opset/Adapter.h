@@ -1,0 +1,132 @@
+//===- transforms/opset/Adapter.h - Per-op opset version adapters -*- C++ -*-===//
+//
+// convert-opset (ConvertOpset.cpp) moves every default-domain node from the
+// model's opset to a target one, one op version at a time. A step is keyed
+// by (op, since-version of the newer schema, direction): upgrading takes a
+// node from its schema at version p to the next one, s; downgrading takes a
+// node at s back to p (the schema in effect at s - 1). For each step there
+// must be a registered adapter; a node without one makes the whole model be
+// declined, naming the node and the step.
+//
+// An adapter rewrites the node (and may insert nodes before it, which are
+// created directly in their form at the target opset) or refuses with a
+// reason. After each step the driver checks the node against the schema it
+// now claims (attributes and arity); on a downgrade an attribute the older
+// version lacks is dropped when it holds its neutral default (see
+// isNeutralAttribute) and refused otherwise.
+//
+// Adapters are grouped by op family, one file each:
+//   VersionBumps.cpp        steps that change nothing but the version
+//   AttributesToInputs.cpp  attributes that became inputs (Squeeze, Reduce*,
+//                           Split, Pad, Slice, TopK, Clip, Dropout...)
+//   AxisSemantics.cpp       Softmax/LogSoftmax/Hardmax at 13
+//   Normalization.cpp       BatchNormalization (spatial, training outputs)
+//   Resize.cpp              Upsample -> Resize and Resize's versions
+//   Renamed.cpp             ops replaced or whose attribute values changed
+//                           (Scatter, RoiAlign, GridSample, DFT's axis)
+//   Broadcast.cpp           the legacy broadcast attributes (opset < 7)
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace onnxslim {
+
+class PassContext;
+
+namespace opset {
+
+enum class Direction { Up, Down };
+
+/// What an adapter sees besides its node.
+struct StepContext {
+  Model &model;
+  Direction direction;
+  int64_t from;   ///< since-version of the node's schema before the step
+  int64_t to;     ///< since-version after the step
+  int64_t target; ///< the opset the whole model is converted to
+
+  /// Given a node, a name base and a tensor, Execute: inserts a Constant
+  /// holding the tensor right before the node, Result: its value.
+  Value *constantBefore(Node &node, std::string_view base, TensorPtr tensor);
+  /// Given a node, an op type, operands and a name base, Execute: inserts a
+  /// new node before `node` (one result, named from `base`), Result: it.
+  Node *nodeBefore(Node &node, std::string opType, const std::vector<Value *> &operands, std::string_view base);
+  /// Int64 1-D tensor of `values` (or a scalar when `scalar`).
+  static TensorPtr int64s(const std::vector<int64_t> &values, bool scalar = false);
+};
+
+/// "" when the step succeeded, else why the node cannot take it.
+using AdapterFn = std::string (*)(Node &node, StepContext &ctx);
+
+class AdapterRegistry {
+public:
+  /// Given an op, the since-version s of the newer schema, a direction and a
+  /// function, Execute: registers it (a later registration replaces).
+  void add(std::string_view op, int version, Direction direction, AdapterFn fn);
+  /// Registers the same function both ways.
+  void addBoth(std::string_view op, int version, AdapterFn fn);
+  /// The adapter for (op, s, direction), or null.
+  AdapterFn find(std::string_view op, int version, Direction direction) const;
+  size_t size() const { return adapters_.size(); }
+
+private:
+  std::map<std::tuple<std::string, int, Direction>, AdapterFn, std::less<>> adapters_;
+};
+
+/// Steps that need no rewrite (VersionBumps.cpp).
+void registerVersionBumps(AdapterRegistry &registry);
+/// Attributes that became inputs (AttributesToInputs.cpp).
+void registerAttributesToInputs(AdapterRegistry &registry);
+/// Softmax/LogSoftmax/Hardmax (AxisSemantics.cpp).
+void registerAxisSemantics(AdapterRegistry &registry);
+/// BatchNormalization (Normalization.cpp).
+void registerNormalization(AdapterRegistry &registry);
+/// Upsample and Resize (Resize.cpp).
+void registerResize(AdapterRegistry &registry);
+/// Scatter, RoiAlign, GridSample (Renamed.cpp).
+void registerRenamed(AdapterRegistry &registry);
+
+/// Legacy broadcasting before 7 (Broadcast.cpp).
+void registerBroadcast(AdapterRegistry &registry);
+
+/// Every adapter above, built once.
+const AdapterRegistry &builtinAdapters();
+
+/// Whether attribute `a` of `op` holds the value that means the same as its
+/// absence in an older version (select_last_index=0, ceil_mode=0, ...), so a
+/// downgrade may drop it.
+bool isNeutralAttribute(std::string_view op, const Attribute &a);
+
+//===--- Helpers shared by the adapter files --------------------------===//
+
+/// "Op 'name'" for messages.
+std::string describe(const Node &node);
+/// Given a node and an operand index, Result: the operand's integer
+/// constant, or nullopt (absent or not constant).
+std::optional<std::vector<int64_t>> constantIntsOperand(const Node &node, size_t i);
+/// Given a node and the index of an ints attribute, Execute: moves the
+/// attribute `name` (when present) into operand `index` as an int64 1-D
+/// Constant (empty operands pad the gap), Result: whether it was present.
+bool attributeToInput(Node &node, StepContext &ctx, std::string_view name, size_t index);
+/// Given a node, an operand index and an attribute name, Execute: when the
+/// operand is present, requires an integer constant and makes it the ints
+/// attribute `name`, dropping the operand (and trailing empty ones),
+/// Result: "" or why not.
+std::string inputToAttribute(Node &node, size_t index, std::string_view name);
+/// Given a node and an operand index, Execute: omits that operand and
+/// erases the Constant that defined it when nothing else reads it.
+void clearOperand(Node &node, size_t i);
+/// Drops trailing omitted operands.
+void trimOperands(Node &node);
+
+} // namespace opset
+} // namespace onnxslim

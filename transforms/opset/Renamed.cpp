@@ -1,0 +1,165 @@
+//===- transforms/opset/Renamed.cpp - Ops replaced, attribute values renamed ===//
+//
+//   version           change                                  adapter
+//   Scatter-11        deprecated, replaced by ScatterElements  upgrade: renamed
+//                     (same inputs, axis, semantics)
+//   RoiAlign-16       coordinate_transformation_mode added,    upgrade: set to
+//                     default half_pixel (10 was               output_half_pixel;
+//                     output_half_pixel)                       downgrade needs it
+//   GridSample-20     mode bilinear/bicubic renamed            both ways, 4-D only
+//                     linear/cubic; N-D inputs                 going down
+//   DFT-20            axis attribute -> input 2                both ways
+//   CastLike-15       new (Cast with the type of input 1)      downgrade: Cast
+//   HardSwish-14      new (x * HardSigmoid(x, 1/6, 0.5))       downgrade: that
+//   ScatterElements   Scatter before 11                        downgrade: renamed
+//   Shape-15          start, end attributes                    downgrade: Shape
+//                                                               then Slice
+//   Before (opset 10):                 After (target=16):
+//     y = RoiAlign(x, rois, idx)         y = RoiAlign<coordinate_transformation_mode =
+//                                                     "output_half_pixel">(x, rois, idx)
+//
+//===----------------------------------------------------------------------===//
+#include "transforms/opset/Adapter.h"
+
+#include "transforms/ValueUtils.h"
+
+#include <cstdint>
+
+namespace onnxslim {
+namespace opset {
+
+namespace {
+
+std::string scatterToElements(Node &node, StepContext &) {
+  node.setOpType("ScatterElements");
+  return "";
+}
+
+std::string roiAlign16(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up) {
+    node.setAttr(Attribute::makeString("coordinate_transformation_mode", "output_half_pixel"));
+    return "";
+  }
+  std::string m = node.attrString("coordinate_transformation_mode", "half_pixel");
+  if (m != "output_half_pixel")
+    return "coordinate_transformation_mode '" + m + "' needs opset 16";
+  node.removeAttr("coordinate_transformation_mode");
+  return "";
+}
+
+std::string gridSample20(Node &node, StepContext &ctx) {
+  bool up = ctx.direction == Direction::Up;
+  std::string mode = node.attrString("mode", up ? "bilinear" : "linear");
+  if (!up) {
+    std::optional<Shape> s = node.operand(0) ? knownShape(node.operand(0)) : std::nullopt;
+    if (!s || s->size() != 4)
+      return "GridSample-16 takes 4-D input only (the input's rank is not known to be 4)";
+  }
+  static const std::pair<const char *, const char *> kNames[] = {{"bilinear", "linear"}, {"bicubic", "cubic"}};
+  for (const auto &[older, newer] : kNames)
+    if (mode == (up ? older : newer)) {
+      node.setAttr(Attribute::makeString("mode", up ? newer : older));
+      return "";
+    }
+  if (node.hasAttr("mode"))
+    node.setAttr(Attribute::makeString("mode", mode));
+  return "";
+}
+
+/// DFT-17 (axis attribute, default 1) <-> DFT-20 (axis input 2, default -2).
+std::string dft20(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up) {
+    Value *axis = ctx.constantBefore(node, (node.name().empty() ? "DFT" : node.name()) + "_axis",
+                                     StepContext::int64s({node.attrInt("axis", 1)}, /*scalar=*/true));
+    node.removeAttr("axis");
+    node.resizeOperands(3);
+    node.setOperand(2, axis);
+    return "";
+  }
+  int64_t axis = -2;
+  if (node.operand(2)) {
+    std::optional<std::vector<int64_t>> a = constantInts(node.operand(2));
+    if (!a || a->size() != 1)
+      return "its axis is not a constant";
+    axis = (*a)[0];
+  }
+  if (axis < 0) {
+    std::optional<Shape> s = node.operand(0) ? knownShape(node.operand(0)) : std::nullopt;
+    if (!s)
+      return "its axis is negative and the input's rank is unknown";
+    axis += static_cast<int64_t>(s->size());
+  }
+  node.setAttr(Attribute::makeInt("axis", axis));
+  clearOperand(node, 2);
+  trimOperands(node);
+  return "";
+}
+
+/// CastLike-15 -> Cast (before 15): the target type of the second operand.
+std::string castLikeToCast(Node &node, StepContext &) {
+  std::optional<DataType> t = node.operand(1) ? knownElemType(node.operand(1)) : std::nullopt;
+  if (!t)
+    return "the element type of its second input is unknown (Cast needs it)";
+  node.setOpType("Cast");
+  node.setAttr(Attribute::makeInt("to", static_cast<int64_t>(*t)));
+  clearOperand(node, 1);
+  trimOperands(node);
+  return "";
+}
+
+/// HardSwish-14 -> x * HardSigmoid<alpha = 1/6, beta = 0.5>(x) (before 14).
+std::string hardSwishExpanded(Node &node, StepContext &ctx) {
+  Value *x = node.operand(0);
+  Node *hs = ctx.nodeBefore(node, "HardSigmoid", {x}, (node.name().empty() ? "HardSwish" : node.name()) + "_gate");
+  hs->setAttr(Attribute::makeFloat("alpha", 1.0f / 6.0f));
+  hs->setAttr(Attribute::makeFloat("beta", 0.5f));
+  node.setOpType("Mul");
+  node.resizeOperands(2);
+  node.setOperand(1, hs->result(0));
+  return "";
+}
+
+/// ScatterElements-11 -> Scatter-9 (before 11; same meaning).
+std::string elementsToScatter(Node &node, StepContext &) {
+  node.setOpType("Scatter");
+  return "";
+}
+
+/// Shape-15 start/end -> Shape, then Slice of the shape (before 15).
+std::string shape15(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  int64_t start = node.attrInt("start", 0);
+  const Attribute *end = node.attr("end");
+  if (start == 0 && !end) {
+    node.removeAttr("start");
+    return "";
+  }
+  Node *whole = ctx.nodeBefore(node, "Shape", {node.operand(0)}, (node.name().empty() ? "Shape" : node.name()) + "_whole");
+  std::string base = node.name().empty() ? "Shape" : node.name();
+  Value *starts = ctx.constantBefore(node, base + "_start", StepContext::int64s({start}));
+  Value *ends = ctx.constantBefore(node, base + "_end", StepContext::int64s({end ? end->i : INT64_MAX}));
+  node.attributes().clear();
+  node.setOpType("Slice");
+  node.resizeOperands(3);
+  node.setOperand(0, whole->result(0));
+  node.setOperand(1, starts);
+  node.setOperand(2, ends);
+  return "";
+}
+
+} // namespace
+
+void registerRenamed(AdapterRegistry &r) {
+  r.add("Scatter", 11, Direction::Up, scatterToElements);
+  r.addBoth("RoiAlign", 16, roiAlign16);
+  r.addBoth("GridSample", 20, gridSample20);
+  r.addBoth("DFT", 20, dft20);
+  r.add("CastLike", 15, Direction::Down, castLikeToCast);
+  r.add("HardSwish", 14, Direction::Down, hardSwishExpanded);
+  r.add("ScatterElements", 11, Direction::Down, elementsToScatter);
+  r.addBoth("Shape", 15, shape15);
+}
+
+} // namespace opset
+} // namespace onnxslim

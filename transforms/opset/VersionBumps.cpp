@@ -1,0 +1,223 @@
+//===- transforms/opset/VersionBumps.cpp - Steps that change only the version ===//
+//
+// The op versions whose change, read in the ONNX changelog
+// (docs/Changelog.md), leaves every model of the older version meaning the
+// same thing in the newer one: wider type lists (bfloat16 at 13, float8 at
+// 19, int4 at 21, float4 at 23...), a new attribute or optional input whose
+// default is the old behaviour (ArgMax select_last_index, pooling
+// ceil_mode/dilations, Reshape allowzero, RNN layout, Shape start/end,
+// ScatterND reduction...), or a clarified specification.
+//
+//   Before (opset 12):            After (target=13):
+//     y = Relu(x)                   y = Relu(x)          (Relu-6 -> Relu-13)
+//
+// Downgrading the same step needs nothing either, except what the driver
+// checks after every step (an attribute the older version lacks must hold
+// its default, the arity must fit, an element type must exist there) and
+// what is listed below: negative axes became legal at 11 (a downgrade
+// normalizes them with the input's known rank, or refuses), a per-axis
+// QuantizeLinear/DequantizeLinear scale at 13, the reductions ScatterND and
+// ScatterElements got at 18 (max, min), Pad's wrap mode at 19.
+//
+// Steps that are not listed (Scan-9's batch axis, GroupNormalization-21's
+// per-channel scale, DFT-20's axis input, and those with their own files)
+// have no adapter here.
+//
+//===----------------------------------------------------------------------===//
+#include "transforms/opset/Adapter.h"
+
+#include "transforms/ValueUtils.h"
+
+#include <algorithm>
+
+namespace onnxslim {
+namespace opset {
+
+namespace {
+
+std::string bump(Node &, StepContext &) { return ""; }
+
+/// Rank of `v` when known.
+std::optional<int64_t> rankOf(const Value *v) {
+  std::optional<Shape> s = v ? knownShape(v) : std::nullopt;
+  return s ? std::optional<int64_t>(static_cast<int64_t>(s->size())) : std::nullopt;
+}
+
+/// Downgrade below 11: axes must be non-negative; a negative one is made
+/// non-negative with the rank of the input (of the output for Unsqueeze).
+std::string nonNegativeAxes(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  for (const char *name : {"axis", "axes"}) {
+    Attribute *a = node.attr(name);
+    if (!a)
+      continue;
+    bool scalar = a->kind == AttrKind::Int;
+    std::vector<int64_t> axes = scalar ? std::vector<int64_t>{a->i} : a->ints;
+    bool negative = false;
+    for (int64_t v : axes)
+      negative = negative || v < 0;
+    if (!negative)
+      continue;
+    std::optional<int64_t> rank = rankOf(node.is("Unsqueeze") ? node.result(0) : node.operand(0));
+    if (!rank)
+      return "its " + std::string(name) + " is negative (allowed from opset 11) and the input's rank is unknown";
+    for (int64_t &v : axes)
+      if (v < 0)
+        v += *rank;
+    if (scalar)
+      a->i = axes[0];
+    else
+      a->ints = axes;
+  }
+  return "";
+}
+
+/// Downgrade below 13: the scale must be a scalar (per-axis came at 13).
+std::string scalarScale(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  std::optional<Shape> s = node.operand(1) ? knownShape(node.operand(1)) : std::nullopt;
+  if (!s)
+    return "the rank of its scale is unknown (a per-axis scale needs opset 13)";
+  std::optional<int64_t> n = staticNumElements(*s);
+  if (!s->empty() && (!n || *n != 1))
+    return "its scale is per-axis, which needs opset 13";
+  return "";
+}
+
+/// Downgrade below 18: reduction max and min came at 18.
+std::string noMinMaxReduction(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Down) {
+    std::string r = node.attrString("reduction", "none");
+    if (r == "max" || r == "min")
+      return "reduction '" + r + "' needs opset 18";
+  }
+  return "";
+}
+
+/// Downgrade below 19: Pad's wrap mode came at 19.
+std::string noWrapPad(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Down && node.attrString("mode", "constant") == "wrap")
+    return "mode 'wrap' needs opset 19";
+  return "";
+}
+
+/// Element types an op version added (beyond the broad ones the driver
+/// checks: bfloat16 at 13, float8 at 19...): a downgrade past it refuses them.
+struct AddedTypes {
+  const char *op;
+  int version;
+  std::vector<DataType> types;
+};
+const std::vector<AddedTypes> &addedTypes() {
+  using D = DataType;
+  static const std::vector<D> kSmallInts = {D::UInt8, D::Int8, D::UInt16, D::Int16};
+  static const std::vector<D> kInts = {D::UInt8, D::Int8, D::UInt16, D::Int16, D::UInt32, D::Int32, D::UInt64, D::Int64};
+  static const std::vector<AddedTypes> kTable = {
+      {"Add", 14, kSmallInts}, {"Sub", 14, kSmallInts}, {"Mul", 14, kSmallInts}, {"Div", 14, kSmallInts},
+      {"Relu", 14, {D::Int8, D::Int16, D::Int32, D::Int64}}, {"Clip", 12, kInts}, {"Max", 12, kInts},
+      {"Min", 12, kInts}, {"ReduceMax", 12, {D::Int8, D::UInt8}}, {"ReduceMin", 12, {D::Int8, D::UInt8}},
+      {"ReduceMax", 20, {D::Bool}}, {"ReduceMin", 20, {D::Bool}}, {"MaxPool", 12, {D::Int8, D::UInt8}},
+      {"Equal", 11, {D::Float, D::Double, D::Float16, D::UInt8, D::Int8, D::UInt16, D::Int16, D::UInt32, D::UInt64}},
+      {"Equal", 19, {D::String}}, {"Greater", 9, kInts}, {"Less", 9, kInts}, {"Cast", 9, {D::String}},
+      {"Pow", 12, kInts}, {"Pow", 15, {D::BFloat16}}, {"PRelu", 9, kInts}, {"PRelu", 16, {D::BFloat16}},
+      {"LeakyRelu", 16, {D::BFloat16}}, {"Where", 16, {D::BFloat16}}, {"GreaterOrEqual", 16, {D::BFloat16}},
+      {"LessOrEqual", 16, {D::BFloat16}}, {"ScatterElements", 16, {D::BFloat16}},
+      {"ScatterND", 16, {D::BFloat16}}, {"MatMul", 9, {D::Int32, D::Int64, D::UInt32, D::UInt64}},
+      {"Gemm", 9, {D::Int32, D::Int64, D::UInt32, D::UInt64}}, {"Flatten", 9, kInts},
+  };
+  return kTable;
+}
+
+/// A version bump that, going down, refuses the types the newer version added.
+std::string bumpTyped(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  for (const AddedTypes &a : addedTypes()) {
+    if (node.opType() != a.op || a.version != ctx.from)
+      continue;
+    std::vector<Value *> values = node.operands();
+    for (Value *r : node.results())
+      values.push_back(r);
+    for (Value *v : values) {
+      std::optional<DataType> t = v ? knownElemType(v) : std::nullopt;
+      if (t && std::find(a.types.begin(), a.types.end(), *t) != a.types.end())
+        return "'" + v->name() + "' is " + dataTypeName(*t) + ", which " + a.op + " takes from opset " +
+               std::to_string(a.version);
+    }
+  }
+  return "";
+}
+
+struct Bumps {
+  const char *op;
+  std::vector<int> versions;
+};
+
+} // namespace
+
+void registerVersionBumps(AdapterRegistry &r) {
+  static const Bumps kBoth[] = {
+      {"Abs", {13}}, {"Acos", {22}}, {"Acosh", {22}}, {"Add", {13, 14}}, {"ArgMax", {12, 13}},
+      {"ArgMin", {12, 13}}, {"Asin", {22}}, {"Asinh", {22}}, {"Atan", {22}}, {"Atanh", {22}},
+      {"Attention", {24}}, {"AveragePool", {10, 11, 19, 22}}, {"BatchNormalization", {15}},
+      {"Bernoulli", {22}}, {"Cast", {9, 13, 19, 21, 23, 24}}, {"CastLike", {19, 21, 23, 24}}, {"Ceil", {13}},
+      {"Clip", {12, 13}}, {"Concat", {13}}, {"Constant", {9, 11, 12, 13, 19, 21, 23, 24}},
+      {"ConstantOfShape", {20, 21, 23, 24}}, {"Conv", {11, 22}}, {"ConvTranspose", {11, 22}}, {"Cos", {22}},
+      {"Cosh", {22}}, {"CumSum", {14}}, {"DeformConv", {22}}, {"DepthToSpace", {11, 13}},
+      {"DequantizeLinear", {19, 21, 23, 24}}, {"Det", {22}}, {"Div", {13, 14}}, {"Dropout", {13, 22}},
+      {"Elu", {22}}, {"Equal", {11, 13, 19}}, {"Erf", {13}}, {"Exp", {13}}, {"Expand", {13}}, {"EyeLike", {22}},
+      {"Flatten", {9, 13, 21, 23, 24}}, {"Floor", {13}}, {"GRU", {14, 22}}, {"Gather", {13}},
+      {"GatherElements", {13}}, {"GatherND", {12, 13}}, {"Gemm", {9, 11, 13}}, {"GlobalAveragePool", {22}},
+      {"GlobalLpPool", {22}}, {"GlobalMaxPool", {22}}, {"Greater", {9, 13}}, {"GreaterOrEqual", {16}},
+      {"GridSample", {22}}, {"HardSigmoid", {22}}, {"HardSwish", {22}},
+      {"Identity", {13, 14, 16, 19, 21, 23, 24}}, {"If", {11, 13, 16, 19, 21, 23, 24}},
+      {"InstanceNormalization", {22}}, {"IsInf", {20}}, {"IsNaN", {13, 20}}, {"LRN", {13}}, {"LSTM", {14, 22}},
+      {"LeakyRelu", {16}}, {"Less", {9, 13}}, {"LessOrEqual", {16}}, {"Log", {13}},
+      {"Loop", {11, 13, 16, 19, 21, 23, 24}}, {"LpNormalization", {22}}, {"LpPool", {11, 18, 22}},
+      {"MatMul", {9, 13}}, {"Max", {12, 13}}, {"Min", {12, 13}}, {"Mean", {13}}, {"Sum", {13}},
+      {"MaxPool", {8, 10, 11, 12, 22}}, {"MaxRoiPool", {22}}, {"MaxUnpool", {11, 22}},
+      {"MeanVarianceNormalization", {13}}, {"Mish", {22}}, {"Mod", {13}}, {"Mul", {13, 14}},
+      {"Multinomial", {22}}, {"Neg", {13}}, {"NegativeLogLikelihoodLoss", {13, 22}}, {"NonMaxSuppression", {11}},
+      {"NonZero", {13}}, {"OptionalGetElement", {18}}, {"OptionalHasElement", {18}}, {"PRelu", {9, 16}},
+      {"Pad", {13, 21, 23, 24}}, {"Pow", {12, 13, 15}}, {"QLinearMatMul", {21}},
+      {"QuantizeLinear", {19, 21, 23, 24}}, {"RNN", {14, 22}}, {"RandomNormal", {22}},
+      {"RandomNormalLike", {22}}, {"RandomUniform", {22}}, {"RandomUniformLike", {22}}, {"Reciprocal", {13}},
+      {"ReduceMax", {12, 20}}, {"ReduceMin", {12, 20}}, {"Relu", {13, 14}},
+      {"Reshape", {13, 14, 19, 21, 23, 24}}, {"Round", {22}}, {"Scan", {11, 16, 19, 21, 23, 24}},
+      {"ScatterElements", {13, 16}}, {"ScatterND", {13, 16}}, {"Selu", {22}},
+      {"Shape", {13, 19, 21, 23, 24}}, {"Sigmoid", {13}}, {"Sign", {13}}, {"Sin", {22}}, {"Sinh", {22}},
+      {"Size", {13, 19, 21, 23, 24}}, {"Slice", {11, 13}}, {"Softplus", {22}}, {"Softsign", {22}},
+      {"SpaceToDepth", {13}}, {"SplitToSequence", {24}}, {"Sqrt", {13}}, {"Squeeze", {21, 23, 24}},
+      {"Sub", {13, 14}}, {"Tan", {22}}, {"Tanh", {13}}, {"Tile", {13}}, {"ThresholdedRelu", {22}},
+      {"TopK", {24}}, {"Transpose", {13, 21, 23, 24}}, {"Unsqueeze", {21, 23, 24}}, {"Where", {16}},
+      {"SoftmaxCrossEntropyLoss", {13}}, {"RoiAlign", {22}}, {"AveragePool", {7}},
+  };
+  for (const Bumps &b : kBoth)
+    for (int v : b.versions)
+      r.addBoth(b.op, v, bump);
+  for (const AddedTypes &a : addedTypes())
+    r.addBoth(a.op, a.version, bumpTyped);
+  // Same-shape operands (6) became broadcasting (8): older models mean the
+  // same; a downgrade would need equal shapes, which is not checked here.
+  for (const char *op : {"Max", "Min", "Mean", "Sum"})
+    r.add(op, 8, Direction::Up, bump);
+  // Negative axes became legal at 11.
+  for (const char *op : {"ArgMax", "ArgMin", "Compress", "Concat", "Flatten", "Gather", "Hardmax", "LogSoftmax",
+                         "Softmax", "OneHot", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
+                         "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Split", "Squeeze",
+                         "Unsqueeze", "TopK"})
+    r.addBoth(op, 11, nonNegativeAxes);
+  for (const char *op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+                         "ReduceMin", "ReduceProd", "ReduceSumSquare"})
+    r.addBoth(op, 13, bump);
+  r.addBoth("QuantizeLinear", 13, scalarScale);
+  r.addBoth("DequantizeLinear", 13, scalarScale);
+  r.addBoth("ScatterElements", 18, noMinMaxReduction);
+  r.addBoth("ScatterND", 18, noMinMaxReduction);
+  r.addBoth("Pad", 19, noWrapPad);
+}
+
+} // namespace opset
+} // namespace onnxslim
