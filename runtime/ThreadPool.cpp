@@ -132,7 +132,7 @@ std::shared_ptr<Pool> currentPool() {
   std::lock_guard<std::mutex> lock(poolMutex());
   std::shared_ptr<Pool> &slot = poolSlot();
   if (!slot)
-    slot = std::make_shared<Pool>(coreCount());
+    slot = std::make_shared<Pool>(1); // until setThreadCount (see ThreadPool.h)
   return slot;
 }
 

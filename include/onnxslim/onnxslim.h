@@ -52,9 +52,9 @@ class PassRegistry;
 /// The library's version, "MAJOR.MINOR.PATCH" (the tool's --version too).
 std::string_view version();
 
-/// Given a count (0: the number of cores, the default), Execute: sizes the
-/// one pool of threads the interpreter uses (folding, model checks, run,
-/// verify) for every later call. Results do not depend on the count.
+/// Given a count (0: the number of cores), Execute: sizes the one pool of
+/// threads the interpreter uses (folding, model checks, run, verify) for
+/// every later call; 1 until called. Results do not depend on the count.
 void setThreadCount(int threads);
 /// The pool's size, the calling thread included.
 int threadCount();

@@ -673,6 +673,7 @@ TEST(ThreadPool, RunsEveryTaskOnceAndNestsInline) {
   }
   setThreadCount(0);
   EXPECT_GE(threadCount(), 1);
+  setThreadCount(1); // the default
 }
 
 TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
@@ -710,5 +711,5 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
       EXPECT_EQ(std::memcmp(many[i].data(), one[i].data(), one[i].size() * sizeof(float)), 0)
           << "result " << i << " differs between 1 and " << threads << " threads";
   }
-  setThreadCount(0);
+  setThreadCount(1); // the default
 }
