@@ -208,19 +208,37 @@ Status readBroadcastParam(const Tensor &t, const char *what, const std::vector<i
   return Status::success();
 }
 
-template <typename T> Status layerNormTyped(KernelContext &ctx) {
+/// What LayerNormalization and RMSNormalization share: X (input 0), the
+/// normalized dims from `axis` on, the rows before them, and the scale
+/// (input 1, named `scaleName` in messages) broadcast over them.
+template <typename T> struct LastAxesNorm {
   using C = ComputeType<T>;
   FloatInput<T> X;
-  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
-  const Tensor *scaleT = nullptr;
-  ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(1, scaleT));
-  int64_t axis = 0;
-  ONNXSLIM_RETURN_IF_ERROR(normalizeAxis(ctx.attrInt("axis", -1), X.rank(), axis));
-  std::vector<int64_t> normDims(X.dims().begin() + axis, X.dims().end());
-  int64_t outer = product(X.dims(), 0, static_cast<size_t>(axis));
-  int64_t D = product(normDims);
-  std::vector<C> scale, bias;
-  ONNXSLIM_RETURN_IF_ERROR(readBroadcastParam(*scaleT, "Scale", normDims, scale));
+  int64_t axis = 0, outer = 0, D = 0;
+  std::vector<int64_t> normDims;
+  std::vector<C> scale;
+
+  Status init(KernelContext &ctx, const char *scaleName) {
+    ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
+    const Tensor *scaleT = nullptr;
+    ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(1, scaleT));
+    ONNXSLIM_RETURN_IF_ERROR(normalizeAxis(ctx.attrInt("axis", -1), X.rank(), axis));
+    normDims.assign(X.dims().begin() + axis, X.dims().end());
+    outer = product(X.dims(), 0, static_cast<size_t>(axis));
+    D = product(normDims);
+    return readBroadcastParam(*scaleT, scaleName, normDims, scale);
+  }
+};
+
+template <typename T> Status layerNormTyped(KernelContext &ctx) {
+  using C = ComputeType<T>;
+  LastAxesNorm<T> n;
+  ONNXSLIM_RETURN_IF_ERROR(n.init(ctx, "Scale"));
+  const FloatInput<T> &X = n.X;
+  const int64_t axis = n.axis, outer = n.outer, D = n.D;
+  const std::vector<C> &scale = n.scale;
+  const std::vector<int64_t> &normDims = n.normDims;
+  std::vector<C> bias;
   if (const Tensor *b = ctx.tensor(2))
     ONNXSLIM_RETURN_IF_ERROR(readBroadcastParam(*b, "B", normDims, bias));
   double eps = ctx.attrFloat("epsilon", 1e-5f);
@@ -262,17 +280,11 @@ template <typename T> Status layerNormTyped(KernelContext &ctx) {
 
 template <typename T> Status rmsNormTyped(KernelContext &ctx) {
   using C = ComputeType<T>;
-  FloatInput<T> X;
-  ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
-  const Tensor *scaleT = nullptr;
-  ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(1, scaleT));
-  int64_t axis = 0;
-  ONNXSLIM_RETURN_IF_ERROR(normalizeAxis(ctx.attrInt("axis", -1), X.rank(), axis));
-  std::vector<int64_t> normDims(X.dims().begin() + axis, X.dims().end());
-  int64_t outer = product(X.dims(), 0, static_cast<size_t>(axis));
-  int64_t D = product(normDims);
-  std::vector<C> scale;
-  ONNXSLIM_RETURN_IF_ERROR(readBroadcastParam(*scaleT, "scale", normDims, scale));
+  LastAxesNorm<T> n;
+  ONNXSLIM_RETURN_IF_ERROR(n.init(ctx, "scale"));
+  const FloatInput<T> &X = n.X;
+  const int64_t outer = n.outer, D = n.D;
+  const std::vector<C> &scale = n.scale;
   double eps = ctx.attrFloat("epsilon", 1e-5f);
   FloatOutput<T> Y;
   ONNXSLIM_RETURN_IF_ERROR(Y.init(X.dims()));
