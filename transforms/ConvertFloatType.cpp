@@ -167,6 +167,9 @@ bool boundsItsResult(const Node &n) {
          std::find(std::begin(kBounded), std::end(kBounded), n.opType()) != std::end(kBounded);
 }
 
+/// Whether a finite float rounds to float16 +-inf, given its float16 bits.
+bool overflowsHalf(float f, uint16_t half) { return std::isfinite(f) && (half & 0x7fffu) == 0x7c00u; }
+
 /// The number of finite float32 elements of `t` that float16 cannot hold
 /// (they would round to +-inf).
 size_t countBeyondHalf(const Tensor &t) {
@@ -175,7 +178,7 @@ size_t countBeyondHalf(const Tensor &t) {
   size_t count = 0;
   for (int64_t i = 0, n = t.numElements(); i < n; ++i) {
     float f = t.at<float>(static_cast<size_t>(i));
-    count += std::isfinite(f) && (rt::floatToHalfBits(f) & 0x7fffu) == 0x7c00u;
+    count += overflowsHalf(f, rt::floatToHalfBits(f));
   }
   return count;
 }
@@ -408,8 +411,7 @@ TensorPtr ConvertFloatTypePass::convertTensor(const Tensor &t, size_t &overflowe
     if (toHalf_) {
       float f = t.at<float>(i);
       uint16_t h = rt::floatToHalfBits(f);
-      if ((h & 0x7fffu) == 0x7c00u && std::isfinite(f))
-        ++overflowed;
+      overflowed += overflowsHalf(f, h);
       std::memcpy(bytes.data() + 2 * i, &h, 2);
     } else {
       float f = rt::halfBitsToFloat(t.at<uint16_t>(i));
