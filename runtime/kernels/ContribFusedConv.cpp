@@ -1,7 +1,7 @@
 //===- runtime/kernels/ContribFusedConv.cpp - com.microsoft.FusedConv ----===//
 //
 // ONNX Runtime's contrib op FusedConv, which `--target=onnxruntime` emits
-// (transforms/FuseConvRelu.cpp): a Conv whose output goes through one
+// (transforms/fusion/FuseConvRelu.cpp): a Conv whose output goes through one
 // activation, named by the `activation` attribute with its parameters in
 // `activation_params`:
 //

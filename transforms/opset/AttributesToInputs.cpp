@@ -30,7 +30,7 @@
 //===----------------------------------------------------------------------===//
 #include "transforms/opset/Adapter.h"
 
-#include "transforms/FusionUtils.h"
+#include "transforms/fusion/FusionUtils.h"
 #include "transforms/ValueUtils.h"
 
 namespace onnxslim {

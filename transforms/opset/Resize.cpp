@@ -1,4 +1,4 @@
-//===- transforms/opset/Resize.cpp - Upsample and Resize versions ----------===//
+//===- transforms/opset/Resize.cpp - Upsample and Resize versions ---------===//
 //
 //   version        change                                      adapter
 //   Upsample-9     scales attribute -> input 1                 both ways (a
@@ -26,7 +26,7 @@
 //===----------------------------------------------------------------------===//
 #include "transforms/opset/Adapter.h"
 
-#include "transforms/FusionUtils.h"
+#include "transforms/fusion/FusionUtils.h"
 #include "transforms/ValueUtils.h"
 
 namespace onnxslim {

@@ -1,4 +1,4 @@
-//===- transforms/FuseAttention.cpp - Scaled dot-product attention --------===//
+//===- transforms/fusion/FuseAttention.cpp - Scaled dot-product attention -===//
 //
 // fuse-attention: the scaled dot-product attention that exporters write
 // becomes one Attention (opset 23); the head split/merge around it is then
@@ -46,10 +46,10 @@
 //     through Transpose [0,2,1,3] and a Reshape to [B, S, H * Dv] only.
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/FoldUtils.h"
-#include "transforms/FusionUtils.h"
+#include "transforms/folding/FoldUtils.h"
+#include "transforms/fusion/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
-#include "transforms/NormFusionUtils.h"
+#include "transforms/fusion/NormFusionUtils.h"
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"
 

@@ -1,4 +1,4 @@
-//===- transforms/FoldUtils.h - Turning values into constants --*- C++ -*-===//
+//===- transforms/folding/FoldUtils.h - Turning values into constants --*- C++ -*-===//
 //
 // Helpers shared by the passes that replace computed values with constants
 // (fold-constants, simplify-shape-chains, inline-constant-if), so that they

@@ -1,4 +1,4 @@
-//===- transforms/FoldConstants.cpp - Evaluate nodes of constant inputs ---===//
+//===- transforms/folding/FoldConstants.cpp - Evaluate nodes of constant inputs===//
 //
 // fold-constants: a node all of whose inputs are constants is run by the
 // interpreter (runtime/) once, here, and its results become constants.
@@ -15,7 +15,7 @@
 // graphs count, so nodes of If/Loop/Scan bodies fold too when they only
 // read constants of their own or an outer scope.
 //
-// Convention (transforms/FoldUtils.h): in the main graph, folded results
+// Convention (transforms/folding/FoldUtils.h): in the main graph, folded results
 // and Constant nodes become initializers (so exporters' hundreds of
 // Constant nodes go away); in subgraphs, folded results become Constant
 // nodes and existing Constant nodes stay. A constant keeps the name of the
@@ -51,7 +51,7 @@
 //     computing whatever its runtime computes (rt::Status::undefined).
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/FoldUtils.h"
+#include "transforms/folding/FoldUtils.h"
 #include "transforms/Pass.h"
 #include "transforms/PatternMatch.h"
 #include "transforms/Passes.h"

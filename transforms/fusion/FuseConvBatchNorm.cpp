@@ -1,4 +1,4 @@
-//===- transforms/FuseConvBatchNorm.cpp - Fold BN into the layer before ---===//
+//===- transforms/fusion/FuseConvBatchNorm.cpp - Fold BN into the layer before===//
 //
 // fuse-conv-batchnorm: an inference-mode BatchNormalization right after a
 // Conv, ConvTranspose, Gemm or MatMul with constant weights is folded into
@@ -36,8 +36,8 @@
 //     the MatMul's last axis).
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/FoldUtils.h"
-#include "transforms/FusionUtils.h"
+#include "transforms/folding/FoldUtils.h"
+#include "transforms/fusion/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"

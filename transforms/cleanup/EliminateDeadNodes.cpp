@@ -1,4 +1,4 @@
-//===- transforms/EliminateDeadNodes.cpp - Remove nodes nothing needs -----===//
+//===- transforms/cleanup/EliminateDeadNodes.cpp - Remove nodes nothing needs===//
 //
 // eliminate-dead-nodes: erases the nodes none of whose results reaches a
 // graph output.

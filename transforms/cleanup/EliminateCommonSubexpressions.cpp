@@ -1,4 +1,4 @@
-//===- transforms/EliminateCommonSubexpressions.cpp - Hash-consing CSE ----===//
+//===- transforms/cleanup/EliminateCommonSubexpressions.cpp - Hash-consing CSE===//
 //
 // eliminate-common-subexpressions: a node computing exactly what an earlier
 // node computes (same op type and domain, same operand values in the same

@@ -1,4 +1,4 @@
-//===- transforms/EliminateNopOps.cpp - Remove ops that change nothing ----===//
+//===- transforms/cleanup/EliminateNopOps.cpp - Remove ops that change nothing===//
 //
 // eliminate-nop-ops: nodes whose output provably equals their first input
 // (same dtype, same shape, same elements) are replaced by that input.

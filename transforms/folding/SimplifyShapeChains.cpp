@@ -1,4 +1,4 @@
-//===- transforms/SimplifyShapeChains.cpp - Fold shape arithmetic ---------===//
+//===- transforms/folding/SimplifyShapeChains.cpp - Fold shape arithmetic -===//
 //
 // simplify-shape-chains: shape arithmetic on values of known (or partly
 // symbolic) shapes becomes constants.
@@ -37,7 +37,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ir/ShapeInference.h"
-#include "transforms/FoldUtils.h"
+#include "transforms/folding/FoldUtils.h"
 #include "transforms/Pass.h"
 #include "transforms/PatternMatch.h"
 #include "transforms/Passes.h"

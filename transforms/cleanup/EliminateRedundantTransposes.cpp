@@ -1,4 +1,4 @@
-//===- transforms/EliminateRedundantTransposes.cpp - Fewer Transposes -----===//
+//===- transforms/cleanup/EliminateRedundantTransposes.cpp - Fewer Transposes===//
 //
 // eliminate-redundant-transposes: consecutive Transposes are composed into
 // one, Transposes with an identity permutation are removed, and so pairs

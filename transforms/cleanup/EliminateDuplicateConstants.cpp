@@ -1,4 +1,4 @@
-//===- transforms/EliminateDuplicateConstants.cpp - One copy per constant -===//
+//===- transforms/cleanup/EliminateDuplicateConstants.cpp - One copy per constant===//
 //
 // eliminate-duplicate-constants: initializers and Constant nodes holding
 // the same tensor (equal dtype, dims and bytes; any size and dtype) become

@@ -1,11 +1,11 @@
-//===- transforms/FoldUtils.cpp - Turning values into constants -----------===//
+//===- transforms/folding/FoldUtils.cpp - Turning values into constants ---===//
 //
 // Materializes constants per the project convention (initializers in the
 // main graph, Constant nodes in subgraphs) and replaces a node's results by
 // constants named like them.
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/FoldUtils.h"
+#include "transforms/folding/FoldUtils.h"
 
 #include "transforms/PatternMatch.h"
 #include "transforms/ValueUtils.h"

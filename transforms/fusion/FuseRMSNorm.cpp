@@ -1,4 +1,4 @@
-//===- transforms/FuseRMSNorm.cpp - Decomposed RMS norm into one op -------===//
+//===- transforms/fusion/FuseRMSNorm.cpp - Decomposed RMS norm into one op===//
 //
 // fuse-rmsnorm: the decomposed root-mean-square normalization that
 // exporters write for Llama-like models becomes one RMSNormalization
@@ -26,10 +26,10 @@
 // fuse-layernorm runs first in the default pipeline and takes it whole.
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/FoldUtils.h"
-#include "transforms/FusionUtils.h"
+#include "transforms/folding/FoldUtils.h"
+#include "transforms/fusion/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
-#include "transforms/NormFusionUtils.h"
+#include "transforms/fusion/NormFusionUtils.h"
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"
 

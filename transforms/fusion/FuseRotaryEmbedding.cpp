@@ -1,4 +1,4 @@
-//===- transforms/FuseRotaryEmbedding.cpp - Rotate-half RoPE into one op --===//
+//===- transforms/fusion/FuseRotaryEmbedding.cpp - Rotate-half RoPE into one op===//
 //
 // fuse-rotary-embedding: the rotate-half rotary position embedding that
 // exporters write for Llama/GPT-NeoX-like models becomes one
@@ -32,10 +32,10 @@
 // is not matched yet.
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/FoldUtils.h"
-#include "transforms/FusionUtils.h"
+#include "transforms/folding/FoldUtils.h"
+#include "transforms/fusion/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
-#include "transforms/NormFusionUtils.h"
+#include "transforms/fusion/NormFusionUtils.h"
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"
 

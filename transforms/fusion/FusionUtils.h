@@ -1,4 +1,4 @@
-//===- transforms/FusionUtils.h - Helpers shared by the fusions -*- C++ -*-===//
+//===- transforms/fusion/FusionUtils.h - Helpers shared by the fusions -*- C++ -*-===//
 //
 // The questions every fusion pass asks: the default-domain opset of the
 // graph a node lives in, whether a value feeds exactly one node (and no

@@ -1,8 +1,8 @@
-//===- transforms/NormFusionUtils.cpp - Shared by the norm fusions --------===//
-#include "transforms/NormFusionUtils.h"
+//===- transforms/fusion/NormFusionUtils.cpp - Shared by the norm fusions -===//
+#include "transforms/fusion/NormFusionUtils.h"
 
-#include "transforms/FoldUtils.h"
-#include "transforms/FusionUtils.h"
+#include "transforms/folding/FoldUtils.h"
+#include "transforms/fusion/FusionUtils.h"
 #include "transforms/PatternMatch.h"
 #include "transforms/ValueUtils.h"
 

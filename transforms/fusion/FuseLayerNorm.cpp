@@ -1,4 +1,4 @@
-//===- transforms/FuseLayerNorm.cpp - Decomposed LayerNorm into one op ----===//
+//===- transforms/fusion/FuseLayerNorm.cpp - Decomposed LayerNorm into one op===//
 //
 // fuse-layernorm: the decomposed layer normalization that exporters write
 // becomes one LayerNormalization (opset 17).
@@ -30,10 +30,10 @@
 //     graph output (d feeds exactly the square and the Div).
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/FoldUtils.h"
-#include "transforms/FusionUtils.h"
+#include "transforms/folding/FoldUtils.h"
+#include "transforms/fusion/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
-#include "transforms/NormFusionUtils.h"
+#include "transforms/fusion/NormFusionUtils.h"
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"
 

@@ -1,4 +1,4 @@
-//===- transforms/FuseConvRelu.cpp - Conv + activation into FusedConv -----===//
+//===- transforms/fusion/FuseConvRelu.cpp - Conv + activation into FusedConv===//
 //
 // fuse-conv-relu (target onnxruntime only): a float Conv followed by an
 // activation becomes ONNX Runtime's contrib op com.microsoft.FusedConv,
@@ -27,7 +27,7 @@
 // standard ONNX consumers do not know FusedConv.
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/FusionUtils.h"
+#include "transforms/fusion/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"

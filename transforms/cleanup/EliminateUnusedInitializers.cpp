@@ -1,4 +1,4 @@
-//===- transforms/EliminateUnusedInitializers.cpp - Drop unread weights ---===//
+//===- transforms/cleanup/EliminateUnusedInitializers.cpp - Drop unread weights===//
 //
 // eliminate-unused-initializers: removes the initializers nothing reads, in
 // the main graph and in every subgraph.

@@ -1,4 +1,4 @@
-//===- transforms/FuseConvAdd.cpp - Per-channel Add into the Conv bias ----===//
+//===- transforms/fusion/FuseConvAdd.cpp - Per-channel Add into the Conv bias===//
 //
 // fuse-conv-add: the Add of a per-channel constant to a Conv (or
 // ConvTranspose) result becomes (part of) its bias.
@@ -19,8 +19,8 @@
 // The sum is computed in double and written in the weights' dtype.
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/FoldUtils.h"
-#include "transforms/FusionUtils.h"
+#include "transforms/folding/FoldUtils.h"
+#include "transforms/fusion/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"

@@ -1,4 +1,4 @@
-//===- transforms/ConvertFloatType.cpp - float32 <-> float16 --------------===//
+//===- transforms/conversion/ConvertFloatType.cpp - float32 <-> float16 ---===//
 //
 // convert-float-type{to=float16|float32 keep-io-types=true|false
 // overflow=keep|inf keep-op=OP... keep-node=NAME...}: converts

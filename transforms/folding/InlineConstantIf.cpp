@@ -1,4 +1,4 @@
-//===- transforms/InlineConstantIf.cpp - Inline Ifs of constant condition -===//
+//===- transforms/folding/InlineConstantIf.cpp - Inline Ifs of constant condition===//
 //
 // inline-constant-if: an If whose condition is a constant is replaced by the
 // branch it always takes, inlined into the enclosing graph.
@@ -13,7 +13,7 @@
 // Inlining: the taken branch's nodes are copied before the If, in order
 // (their subgraphs deep-copied); its initializers become constants of the
 // enclosing graph (initializers in the main graph, Constant nodes in a
-// subgraph: transforms/FoldUtils.h). Every copied value gets a fresh name
+// subgraph: transforms/folding/FoldUtils.h). Every copied value gets a fresh name
 // from the model's name table (the branch's names are usually kept, with a
 // suffix only on a clash). Outer-scope values the branch captured are used
 // directly. Each If result is replaced by the matching branch output: a
@@ -28,7 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/Clone.h"
-#include "transforms/FoldUtils.h"
+#include "transforms/folding/FoldUtils.h"
 #include "transforms/Pass.h"
 #include "transforms/PatternMatch.h"
 #include "transforms/Passes.h"

@@ -1,11 +1,11 @@
-//===- transforms/FusionUtils.cpp - Helpers shared by the fusions ---------===//
+//===- transforms/fusion/FusionUtils.cpp - Helpers shared by the fusions --===//
 //
 // Implements the helpers of FusionUtils.h: constant conversion to and from
 // doubles (16-bit floats through runtime/Float16.h), single-user questions,
 // per-channel broadcasting checks, opset imports and chain erasure.
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/FusionUtils.h"
+#include "transforms/fusion/FusionUtils.h"
 
 #include "runtime/Float16.h"
 #include "transforms/PatternMatch.h"

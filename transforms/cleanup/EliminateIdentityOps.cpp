@@ -1,4 +1,4 @@
-//===- transforms/EliminateIdentityOps.cpp - Remove Identity nodes --------===//
+//===- transforms/cleanup/EliminateIdentityOps.cpp - Remove Identity nodes===//
 //
 // eliminate-identity-ops: users of an Identity read its input instead.
 //

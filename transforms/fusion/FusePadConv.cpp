@@ -1,4 +1,4 @@
-//===- transforms/FusePadConv.cpp - Explicit Pad into Conv/pool pads ------===//
+//===- transforms/fusion/FusePadConv.cpp - Explicit Pad into Conv/pool pads===//
 //
 // fuse-pad-conv: a constant-mode Pad of the spatial axes only, right before
 // a Conv or a pool, merges into that op's `pads` attribute.
@@ -33,7 +33,7 @@
 //   - the Pad result is read only by that one op and is not a graph output.
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/FusionUtils.h"
+#include "transforms/fusion/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"

@@ -1,4 +1,4 @@
-//===- transforms/FuseConvMul.cpp - Per-channel Mul into the Conv weights -===//
+//===- transforms/fusion/FuseConvMul.cpp - Per-channel Mul into the Conv weights===//
 //
 // fuse-conv-mul: the product of a Conv result and a per-channel constant
 // scales the Conv's weights and bias instead.
@@ -18,8 +18,8 @@
 // Products are computed in double and written in the weights' dtype.
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/FoldUtils.h"
-#include "transforms/FusionUtils.h"
+#include "transforms/folding/FoldUtils.h"
+#include "transforms/fusion/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"

@@ -1,4 +1,4 @@
-//===- transforms/FuseMatMulAdd.cpp - MatMul + bias into Gemm -------------===//
+//===- transforms/fusion/FuseMatMulAdd.cpp - MatMul + bias into Gemm ------===//
 //
 // fuse-matmul-add: a 2-D MatMul with a constant weight matrix followed by
 // the Add of a constant bias becomes one Gemm.
@@ -21,7 +21,7 @@
 // Opset < 7 Gemms get broadcast = 1.
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/FusionUtils.h"
+#include "transforms/fusion/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"

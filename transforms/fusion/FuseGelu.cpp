@@ -1,4 +1,4 @@
-//===- transforms/FuseGelu.cpp - Decomposed GELU into Gelu ----------------===//
+//===- transforms/fusion/FuseGelu.cpp - Decomposed GELU into Gelu ---------===//
 //
 // fuse-gelu: the two decompositions of GELU that exporters write become
 // one Gelu (opset 20).
@@ -26,7 +26,7 @@
 //     when x's rank is unknown, every constant is a scalar (rank 0).
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/FusionUtils.h"
+#include "transforms/fusion/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"

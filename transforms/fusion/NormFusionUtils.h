@@ -1,4 +1,4 @@
-//===- transforms/NormFusionUtils.h - Shared by the norm fusions -*- C++ -*-===//
+//===- transforms/fusion/NormFusionUtils.h - Shared by the norm fusions -*- C++ -*-===//
 //
 // What fuse-layernorm and fuse-rmsnorm both ask of a decomposed
 // normalization: the axes a ReduceMean reduces, a one-element constant's
