@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/BufferPool.h"
 #include "runtime/Kernel.h"
 
 #include <cstddef>
@@ -127,6 +128,9 @@ private:
   Status nodeError(const Node &node, const Status &inner);
   Status checkInputs(const Graph &graph, const std::vector<RtValue> &inputs) const;
 
+  /// Freed result blocks are reused while the interpreter lives (a
+  /// session's arena): see runtime/BufferPool.h.
+  BufferPoolScope bufferPool_;
   const Model &model_;
   const OpRegistry &registry_;
   RunOptions options_;
