@@ -30,12 +30,18 @@
 # from other processes hits all four alike); the column is the median of the
 # rounds' medians.
 #
-# usage: bench/transformers_ort.sh [BUILD_DIR] [RUNS] [ROUNDS]
+# The blocks are the test models (hidden 16, 2 heads, sequence 5, FFN 32:
+# latency is then mostly per-node overhead); with SIZE = E,H,S,F they are
+# written anew at that size by tests/models/transformers/generate.py --size
+# (same structure, seeded weights; 256,4,128,1024 for instance).
+#
+# usage: bench/transformers_ort.sh [BUILD_DIR] [RUNS] [ROUNDS] [SIZE]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
 runs="${2:-200}"
 rounds="${3:-5}"
+size="${4:-}"
 onnxslim="$build/tools/onnxslim"
 compare="$build/tests/transforms/onnxslim_compare_outputs"
 oracle="$root/tools/oracle/oracle.js"
@@ -46,6 +52,10 @@ models="$root/tests/models/transformers"
   { echo "error: ONNX Runtime oracle not installed: run scripts/setup.sh" >&2; exit 1; }
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+if [ -n "$size" ]; then
+  python3 "$models/generate.py" --size "$size" --out "$tmp/models"
+  models="$tmp/models"
+fi
 
 # Node count of the main graph of MODEL (onnxslim dump: one line per node
 # between "> {" and the closing "}"); with a second argument, only the ops
@@ -123,5 +133,5 @@ for c in "${cases[@]}"; do
     "$(count_nodes "$out/orig.onnx") -> $(count_nodes "$out/ours.onnx")" "$xo, $xs" \
     "$a0 / $a1" "$(ratio "$a1" "$a0")" "$b0 / $b1" "$(ratio "$b1" "$b0")" "$rel" "$mark"
 done
-echo "(ORT $(node -e 'console.log(require(process.argv[1]+"/tools/oracle/node_modules/onnxruntime-node/package.json").version)' "$root"), one intra-op thread, $runs runs x $rounds rounds, medians)"
+echo "(blocks E,H,S,F = ${size:-16,2,5,32}; ORT $(node -e 'console.log(require(process.argv[1]+"/tools/oracle/node_modules/onnxruntime-node/package.json").version)' "$root"), one intra-op thread, $runs runs x $rounds rounds, medians of medians, ms)"
 [ "$failed" = 0 ]
