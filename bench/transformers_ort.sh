@@ -19,29 +19,30 @@
 #                         tools/oracle --save-optimized), and in brackets how
 #                         many of those are com.microsoft contrib ops
 #   off orig/ours         ONNX Runtime latency, one thread, optimizer
-#                         disabled: original / ours (ms) and ours/orig
+#                         disabled: median of the original / of ours (ms)
+#                         and ours/orig
 #   on orig/ours          the same with the optimizer at its default 'all'
+#   min ratio off, on     ours/orig of the fastest runs (the robust figure
+#                         when other processes share the cores)
 #   rel diff              max relative difference of ours against the
 #                         original, both run in ONNX Runtime (optimizer on)
 #                         on the same seeded inputs; '!' when outside
 #                         rtol 1e-4 / atol 1e-6 (the script then fails)
-# Latencies: each of the four (model, level) pairs is timed by tools/oracle
-# --bench RUNS (2 warm-ups), in turn, ROUNDS times (interleaved, so that load
-# from other processes hits all four alike); the column is the median of the
-# rounds' medians.
+# Latencies: the four (model, level) sessions are timed in one process by
+# bench/ort_interleaved.js, RUNS runs each after 2 warm-ups, run by run in
+# turn (so that load from other processes hits all four alike).
 #
 # The blocks are the test models (hidden 16, 2 heads, sequence 5, FFN 32:
 # latency is then mostly per-node overhead); with SIZE = E,H,S,F they are
 # written anew at that size by tests/models/transformers/generate.py --size
 # (same structure, seeded weights; 256,4,128,1024 for instance).
 #
-# usage: bench/transformers_ort.sh [BUILD_DIR] [RUNS] [ROUNDS] [SIZE]
+# usage: bench/transformers_ort.sh [BUILD_DIR] [RUNS] [SIZE]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
-runs="${2:-200}"
-rounds="${3:-5}"
-size="${4:-}"
+runs="${2:-500}"
+size="${3:-}"
 onnxslim="$build/tools/onnxslim"
 compare="$build/tests/transforms/onnxslim_compare_outputs"
 oracle="$root/tools/oracle/oracle.js"
@@ -76,13 +77,12 @@ ort_extended() {
   node "$oracle" "$1" --check-load --opt-level extended --save-optimized "$2" --quiet
   echo "$(count_nodes "$2")($(count_nodes "$2" com.microsoft.))"
 }
-# Median latency (ms) of MODEL in ORT, one thread: bench MODEL LEVEL OUTDIR INPUT_ARGS...
-bench() {
-  local model="$1" level="$2" out="$3"; shift 3
-  node "$oracle" "$model" --out "$out" "$@" --threads 1 --opt-level "$level" --bench "$runs" --quiet |
-    node -e 'const l=require("fs").readFileSync(0,"utf8");console.log(JSON.parse(l.trim().split("\n").pop()).median_ms)'
+# "median min" (ms) per LEVEL:MODEL session, timed together: times INPUTS_DIR LEVEL:MODEL...
+times() {
+  local inputs="$1"; shift
+  node "$root/bench/ort_interleaved.js" --runs "$runs" --threads 1 --inputs "$inputs" "$@" |
+    sed 's/.*"median_ms":\([^,]*\),"min_ms":\([^}]*\)}.*/\1 \2/'
 }
-median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 
 # Cases: NAME SOURCE OPSET_OF_ORIGINAL ONNXSLIM_OPTIONS_FOR_OURS
@@ -98,9 +98,9 @@ done
 cases+=("bert@14->17|$models/bert_block.onnxtxt|14|--target-opset 17")
 cases+=("bert@14->20|$models/bert_block.onnxtxt|14|--target-opset 20")
 
-printf "%-13s %11s %13s | %17s %6s | %17s %6s | %9s\n" case "nodes" "ORT-x nodes" \
-  "off orig/ours ms" "ratio" "on orig/ours ms" "ratio" "rel diff"
-printf "%-13s %11s %13s | %17s %6s | %17s %6s | %9s\n" "" "orig->ours" "orig, ours" "" "" "" "" "ours/orig"
+printf "%-13s %11s %13s | %17s %6s | %17s %6s | %13s | %9s\n" case "nodes" "ORT-x nodes" \
+  "off orig/ours ms" "ratio" "on orig/ours ms" "ratio" "min ratio" "rel diff"
+printf "%-13s %11s %13s | %17s %6s | %17s %6s | %13s | %9s\n" "" "orig->ours" "orig, ours" "" "" "" "" "off     on" "ours/orig"
 failed=0
 for c in "${cases[@]}"; do
   IFS='|' read -r name src opset opts <<<"$c"
@@ -121,17 +121,12 @@ for c in "${cases[@]}"; do
   mark=""
   "$compare" "$out/a" "$out/b" --rtol 1e-4 --atol 1e-6 >"$out/cmp" || { mark="!"; failed=1; }
   rel=$(sed -n 's/.*max rel diff \([^ ,]*\).*/\1/p' "$out/cmp" | sort -g | tail -1)
-  a0="" a1="" b0="" b1=""
-  for ((r = 0; r < rounds; r++)); do
-    a0+=" $(bench "$out/orig.onnx" disabled "$out/t" "${inputs[@]}")"
-    a1+=" $(bench "$out/ours.onnx" disabled "$out/t" "${inputs[@]}")"
-    b0+=" $(bench "$out/orig.onnx" all "$out/t" "${inputs[@]}")"
-    b1+=" $(bench "$out/ours.onnx" all "$out/t" "${inputs[@]}")"
-  done
-  a0=$(median <<<"$a0"); a1=$(median <<<"$a1"); b0=$(median <<<"$b0"); b1=$(median <<<"$b1")
-  printf "%-13s %11s %13s | %17s %5sx | %17s %5sx | %8s%1s\n" "$name" \
+  { read -r a0 ma0; read -r a1 ma1; read -r b0 mb0; read -r b1 mb1; } < <(times "$out/a/inputs" \
+    "disabled:$out/orig.onnx" "disabled:$out/ours.onnx" "all:$out/orig.onnx" "all:$out/ours.onnx")
+  printf "%-13s %11s %13s | %17s %5sx | %17s %5sx | %5sx %5sx | %8s%1s\n" "$name" \
     "$(count_nodes "$out/orig.onnx") -> $(count_nodes "$out/ours.onnx")" "$xo, $xs" \
-    "$a0 / $a1" "$(ratio "$a1" "$a0")" "$b0 / $b1" "$(ratio "$b1" "$b0")" "$rel" "$mark"
+    "$a0 / $a1" "$(ratio "$a1" "$a0")" "$b0 / $b1" "$(ratio "$b1" "$b0")" \
+    "$(ratio "$ma1" "$ma0")" "$(ratio "$mb1" "$mb0")" "$rel" "$mark"
 done
-echo "(blocks E,H,S,F = ${size:-16,2,5,32}; ORT $(node -e 'console.log(require(process.argv[1]+"/tools/oracle/node_modules/onnxruntime-node/package.json").version)' "$root"), one intra-op thread, $runs runs x $rounds rounds, medians of medians, ms)"
+echo "(blocks E,H,S,F = ${size:-16,2,5,32}; ORT $(node -e 'console.log(require(process.argv[1]+"/tools/oracle/node_modules/onnxruntime-node/package.json").version)' "$root"), one intra-op thread, $runs interleaved runs each, ms)"
 [ "$failed" = 0 ]
