@@ -40,8 +40,8 @@ opset_of() {
   "$onnxslim" dump "$1" 2>/dev/null | sed -n '1,5s/.*opset_import: \[[^]]*"" : \([0-9]*\).*/\1/p' | head -1
 }
 
-printf "%-11s %5s %15s | %-26s %13s | %-26s %13s | %27s\n" model opset "nodes" \
-  "ORT off: orig / @23 / @13" "ratio @23 @13" "ORT on: orig / @23 / @13" "ratio @23 @13" "min ratio off @23 @13, on"
+printf "%-11s %5s %15s | %-26s %13s | %-26s %13s | %31s\n" model opset "nodes" \
+  "ORT off: orig / @23 / @13" "ratio @23 @13" "ORT on: orig / @23 / @13" "ratio @23 @13" "min ratio off @23 @13 on @23 @13"
 printf "%-11s %5s %15s |\n" "" "" "orig @23 @13"
 for name in $(node -e 'for (const m of require(process.argv[1]).models) console.log(m.name)' "$spec"); do
   model="$cache/$name.onnx"
