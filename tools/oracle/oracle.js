@@ -17,7 +17,15 @@
 //                          it, the entry named like the model file)
 //   --dim SYM=N            value of the symbolic dimension SYM (repeatable)
 //   --threads N            intra-op threads (default 1; inter-op is always 1)
-//   --no-optimize          graphOptimizationLevel 'disabled' (default 'all')
+//   --opt-level LEVEL      ONNX Runtime's graphOptimizationLevel: disabled,
+//                          basic, extended or all (default all); 'extended'
+//                          is the level at which ORT fuses into com.microsoft
+//                          contrib ops (Attention, FusedMatMul, ...)
+//   --no-optimize          alias of --opt-level disabled
+//   --save-optimized PATH  write the model as ONNX Runtime optimized it
+//                          (SessionOptions.optimizedModelFilePath) to PATH;
+//                          with --check-load, only that (ORT saves the
+//                          graph as optimized at load, before any run)
 //   --bench N              after the run, 2 warm-ups then N timed runs; prints
 //                          {"median_ms":..,"min_ms":..} as a JSON line
 //   --check-load           only create the session: exit 0 if it loads
@@ -98,8 +106,12 @@ function fail(msg) {
 const USAGE =
   'usage: node oracle.js MODEL.onnx --out DIR [--input NAME=FILE.pb ...] [--seed N]\n' +
   '         [--spec tests/models/models.json:NAME] [--dim SYM=N ...] [--threads N]\n' +
-  '         [--no-optimize] [--bench N] [--quiet] [--verbose]\n' +
+  '         [--opt-level disabled|basic|extended|all | --no-optimize]\n' +
+  '         [--save-optimized PATH] [--bench N] [--quiet] [--verbose]\n' +
   '       node oracle.js MODEL.onnx --check-load';
+
+// ONNX Runtime's graph optimization levels, as SessionOptions spells them.
+const OPT_LEVELS = ['disabled', 'basic', 'extended', 'all'];
 
 function parseInteger(flag, text, min) {
   if (!/^-?\d+$/.test(text)) fail(`${flag} wants an integer, got '${text}'`);
@@ -111,7 +123,7 @@ function parseInteger(flag, text, min) {
 function parseArgs(argv) {
   const opts = {
     model: null, out: null, inputs: [], seed: 0, spec: null, dims: new Map(),
-    threads: 1, optimize: true, bench: 0, checkLoad: false, quiet: false, verbose: false,
+    threads: 1, optLevel: 'all', saveOptimized: null, bench: 0, checkLoad: false, quiet: false, verbose: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -132,7 +144,14 @@ function parseArgs(argv) {
         break;
       }
       case '--threads': opts.threads = parseInteger(a, value(), 1); break;
-      case '--no-optimize': opts.optimize = false; break;
+      case '--no-optimize': opts.optLevel = 'disabled'; break;
+      case '--opt-level': {
+        const v = value();
+        if (!OPT_LEVELS.includes(v)) fail(`--opt-level wants one of ${OPT_LEVELS.join(', ')}, got '${v}'`);
+        opts.optLevel = v;
+        break;
+      }
+      case '--save-optimized': opts.saveOptimized = value(); break;
       case '--bench': opts.bench = parseInteger(a, value(), 1); break;
       case '--check-load': opts.checkLoad = true; break;
       case '--quiet': opts.quiet = true; break;
@@ -512,7 +531,8 @@ async function main() {
       intraOpNumThreads: opts.threads,
       interOpNumThreads: 1,
       executionMode: 'sequential',
-      graphOptimizationLevel: opts.optimize ? 'all' : 'disabled',
+      graphOptimizationLevel: opts.optLevel,
+      ...(opts.saveOptimized !== null ? { optimizedModelFilePath: opts.saveOptimized } : {}),
       logSeverityLevel: opts.verbose ? 2 : 3, // 2 warning, 3 error
     });
   } catch (e) {

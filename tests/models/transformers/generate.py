@@ -5,7 +5,8 @@ Each model is one block as an exporter writes it (decomposed LayerNorm /
 RMSNorm, GELU, scaled dot-product attention with its head split and merge,
 rotary embedding), with weights drawn from a seeded generator (no numpy,
 so the files are reproducible anywhere): hidden size 16, 2 heads of 8,
-sequence 5, FFN 32. Run it from anywhere; it rewrites the *.onnxtxt files
+sequence 5, FFN 32 (--size E,H,S,F and --out DIR write them at another
+size elsewhere). Run it from anywhere; it rewrites the *.onnxtxt files
 next to it (bert_block, gpt_block, vit_block, llama_block). Each file names
 the ops the default pipeline must leave in an `# EXPECT-OPS:` line, which
 tests/transforms/ort_transformer_fusions.sh checks.
@@ -13,9 +14,11 @@ tests/transforms/ort_transformer_fusions.sh checks.
 import math
 import os
 import random
+import sys
 
 E, H, D, S, F = 16, 2, 8, 5, 32
 HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = HERE
 
 
 class Block:
@@ -133,7 +136,7 @@ class Block:
         text += f'<ir_version: 10, opset_import: ["" : {self.opset}]>\n'
         text += f"{self.name} ({', '.join(inputs)}) => ({', '.join(outputs)}) <\n  "
         text += ",\n  ".join(self.inits) + "\n> {\n" + "\n".join(self.nodes) + "\n}\n"
-        with open(os.path.join(HERE, self.name + ".onnxtxt"), "w") as f:
+        with open(os.path.join(OUT, self.name + ".onnxtxt"), "w") as f:
             f.write(text)
 
 
@@ -149,7 +152,7 @@ def bert():
     h = b.layernorm(b.op(f"Add({b.linear(ctx, E, E)}, x)", "res"))
     f = b.linear(b.gelu_erf(b.linear(h, E, F)), F, E)
     b.layernorm(b.op(f"Add({f}, {h})", "res"), recip=True, out="y")
-    b.write(["float[2,5,16] x", "float[2,1,1,5] mask"], ["float[2,5,16] y"],
+    b.write([f"float[{b.B},{S},{E}] x", f"float[{b.B},1,1,{S}] mask"], [f"float[{b.B},{S},{E}] y"],
             ["Attention", "LayerNormalization", "Gelu"],
             """BERT-like post-LN encoder block: separate q/k/v projections with
 biases, k transposed straight to [B, H, D, S], scores / sqrt(D) plus an
@@ -178,7 +181,7 @@ def gpt():
     h = b.op(f"Add(x, {b.linear(ctx, E, E)})", "res")
     f = b.linear(b.gelu_tanh(b.linear(b.layernorm(h), E, F)), F, E)
     b.op(f"Add({h}, {f})", out="y")
-    b.write(["float[1,5,16] x"], ["float[1,5,16] y"],
+    b.write([f"float[{b.B},{S},{E}] x"], [f"float[{b.B},{S},{E}] y"],
             ["Attention", "LayerNormalization", "Gelu"],
             """GPT-like pre-LN decoder block: one fused qkv projection split three
 ways, q pre-scaled by 1/sqrt(D), k^T as Transpose [0,1,3,2], a causal mask
@@ -200,7 +203,7 @@ def vit():
     h = b.op(f"Add(x, {b.linear(ctx, E, E)})", "res")
     f = b.linear(b.gelu_erf(b.linear(b.layernorm(h, recip=True), E, F), mul_form=True), F, E)
     b.op(f"Add({h}, {f})", out="y")
-    b.write(["float[1,5,16] x"], ["float[1,5,16] y"],
+    b.write([f"float[{b.B},{S},{E}] x"], [f"float[{b.B},{S},{E}] y"],
             ["Attention", "LayerNormalization", "Gelu"],
             """ViT-like pre-LN encoder block over 5 tokens: no mask, scores * 1/sqrt(D),
 erf GELU written with Mul(x, 1/sqrt(2)). Opset 23.""")
@@ -239,7 +242,7 @@ def llama():
     silu = b.op(f"Mul({gate}, {b.op(f'Sigmoid({gate})', 'sig')})", "silu")
     up = b.op(f"Mul({silu}, {b.linear(n, E, F, bias=False)})", "up")
     b.op(f"Add({h}, {b.linear(up, F, E, bias=False)})", out="y")
-    b.write(["float[1,5,16] x"], ["float[1,5,16] y"],
+    b.write([f"float[{b.B},{S},{E}] x"], [f"float[{b.B},{S},{E}] y"],
             ["Attention", "RMSNormalization", "RotaryEmbedding"],
             """Llama-like block: RMSNorm (Pow / ReduceMean / Add / Sqrt / Reciprocal /
 Mul by the weight), q/k/v projections without bias, rotary embedding in
@@ -299,7 +302,7 @@ def gptj():
     g = b.op(f"Mul({b.op(f'Mul({half}, {sq})', 'hx')}, {b.op(f'Add({one_f}, {t})', 'gt1')})", "gelu")
     mlp = b.linear(g, F, E)
     b.op(f"Add({b.op(f'Add(x, {attn})', 'res')}, {mlp})", out="y")
-    b.write(["float[1,5,16] x"], ["float[1,5,16] y"],
+    b.write([f"float[{b.B},{S},{E}] x"], [f"float[{b.B},{S},{E}] y"],
             ["Attention", "LayerNormalization", "Gelu", "RotaryEmbedding"],
             """GPT-J-like block: one LayerNorm feeding attention and MLP in parallel,
 interleaved rotary embedding (even/odd Slices, Unsqueeze/Concat/Reshape,
@@ -309,4 +312,20 @@ sqrt(D), tanh GELU with the cube as x * x * x. Opset 23.""")
 
 
 if __name__ == "__main__":
+    # generate.py [--size E,H,S,F --out DIR]: the same blocks at another
+    # size (hidden E, H heads, sequence S, FFN F), written to DIR instead of
+    # here (bench/transformers_ort.sh times them at a realistic size).
+    args = sys.argv[1:]
+    while args:
+        if args[0] == "--size" and len(args) > 1:
+            E, H, S, F = (int(v) for v in args[1].split(","))
+            if E % H or (E // H) % 2:
+                sys.exit(f"generate.py: E={E} must split into {H} heads of an even size")
+            D = E // H
+        elif args[0] == "--out" and len(args) > 1:
+            OUT = args[1]
+            os.makedirs(OUT, exist_ok=True)
+        else:
+            sys.exit("usage: generate.py [--size E,H,S,F] [--out DIR]")
+        args = args[2:]
     bert(); gpt(); vit(); llama(); gptj()
