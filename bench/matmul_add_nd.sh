@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A linear layer with an N-D input in ONNX Runtime: MatMul + Add against
 # Reshape -> Gemm -> Reshape, the two forms fuse-matmul-add could leave
-# (transforms/FuseMatMulAdd.cpp keeps MatMul + Add when the input is not
+# (transforms/fusion/FuseMatMulAdd.cpp keeps MatMul + Add when the input is not
 # 2-D; this measures that choice).
 #
 # For each transformer shape x [B, S, K] x W [K, N] (+ b [N]), both forms are
