@@ -1,8 +1,9 @@
 //===- runtime/Kernel.cpp - Kernel interface and op registry --------------===//
 #include "runtime/Kernel.h"
 
+#include "runtime/BufferPool.h"
+
 #include <algorithm>
-#include <new>
 
 namespace onnxslim::rt {
 
@@ -16,11 +17,10 @@ TensorBuilder::TensorBuilder(DataType dtype, std::vector<int64_t> dims, Fill fil
     return;
   }
   size_ = storageSize(dtype, numElements_);
-  // 64-byte aligned, zeroed block; one extra cache line keeps SIMD tails in bounds.
+  // 64-byte aligned, zeroed block; one extra cache line keeps SIMD tails in
+  // bounds. Large blocks are recycled (runtime/BufferPool.h).
   size_t padded = (size_ + 127) & ~size_t{63};
-  storage_ = std::shared_ptr<uint8_t[]>(
-      static_cast<uint8_t *>(::operator new[](padded, std::align_val_t{64})),
-      [](uint8_t *p) { ::operator delete[](p, std::align_val_t{64}); });
+  storage_ = acquireBuffer(padded);
   size_t from = fill == Fill::Zeroed ? 0 : size_; // the padding is always zeroed
   std::memset(storage_.get() + from, 0, padded - from);
   data_ = storage_.get();
