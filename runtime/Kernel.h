@@ -222,6 +222,25 @@ public:
 
   Interpreter *interpreter() const { return interp_; }
 
+  /// A clamp of output 0 that the interpreter asks this kernel to fuse (a
+  /// float Conv whose only reader is a Relu or a Clip with constant bounds):
+  /// y = x < lo ? lo : x, then y > hi ? hi : y, exactly as the Clip kernel
+  /// computes it (NaN passes through). Only a float kernel that applies it
+  /// while its output is still in cache takes it (takeOutputClamp); when
+  /// none does, the interpreter runs the activation node itself.
+  struct OutputClamp {
+    float lo, hi;
+  };
+  void requestOutputClamp(OutputClamp c) { clamp_ = c; }
+  /// The requested clamp, now marked as applied; null when none was requested.
+  const OutputClamp *takeOutputClamp() {
+    if (!clamp_)
+      return nullptr;
+    clampTaken_ = true;
+    return &*clamp_;
+  }
+  bool outputClampApplied() const { return clampTaken_; }
+
 private:
   const Node &node_;
   int64_t opset_;
@@ -229,6 +248,8 @@ private:
   Interpreter *interp_;
   std::vector<RtValue> outputs_;
   std::string undefinedReason_;
+  std::optional<OutputClamp> clamp_;
+  bool clampTaken_ = false;
 };
 
 //===----------------------------------------------------------------------===//
