@@ -53,6 +53,9 @@ struct Step {
   /// into that step's result slot and that step does not run.
   int64_t fuseStep = -1;
   KernelContext::OutputClamp fuseClamp{0, 0};
+  /// Bit i: operand i is a local value read for the last time here (its
+  /// slot is in `release`), so the kernel may reuse its bytes.
+  uint64_t lastUseMask = 0;
 };
 
 std::string valueLabel(const Value *v) {
@@ -367,6 +370,11 @@ const GraphPlan &Interpreter::planFor(const Graph &graph) {
   for (uint32_t slot = 0; slot < p.numSlots; ++slot)
     if (!pinned[slot] && lastUse[slot] >= 0)
       p.steps[lastUse[slot]].release.push_back(slot);
+  for (Step &st : p.steps)
+    for (size_t i = 0; i < st.operands.size() && i < 64; ++i)
+      if (st.operands[i].kind == Operand::Kind::Local &&
+          std::find(st.release.begin(), st.release.end(), st.operands[i].slot) != st.release.end())
+        st.lastUseMask |= uint64_t{1} << i;
 
   const GraphPlan &ref = *plan;
   plans_.emplace(&graph, std::move(plan));
@@ -394,7 +402,7 @@ const RtValue *Interpreter::lookupOuter(const Value *v) const {
 Status Interpreter::callKernel(const Node &node, const KernelDef *kernel, int64_t opset,
                                std::vector<const RtValue *> inputs, std::vector<RtValue> &outputs,
                                bool deterministicOnly, const KernelContext::OutputClamp *clamp,
-                               bool *clamped) {
+                               bool *clamped, uint64_t lastUseMask) {
   if (!kernel) {
     std::string msg = "unsupported op " + domainLabel(node.domain()) + "." + node.opType() +
                       " version " + std::to_string(opset);
@@ -409,6 +417,9 @@ Status Interpreter::callKernel(const Node &node, const KernelDef *kernel, int64_
   KernelContext ctx(node, opset, std::move(inputs), this);
   if (clamp)
     ctx.requestOutputClamp(*clamp);
+  for (size_t i = 0; i < 64; ++i)
+    if (lastUseMask >> i & 1)
+      ctx.markLastUse(i);
   Status s;
   try {
     s = kernel->fn(ctx);
@@ -517,7 +528,7 @@ Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &fram
                  ? callFunction(node, *st.function, inputs, outputs)
                  : callKernel(node, st.kernel, st.opset, std::move(inputs), outputs,
                               deterministicOnly_, st.fuseStep >= 0 ? &st.fuseClamp : nullptr,
-                              &clamped);
+                              &clamped, st.lastUseMask);
   if (options_.profile) {
     std::string key = node.isDefaultDomain() ? node.opType() : node.domain() + "." + node.opType();
     OpProfile &p = profile_[key];
