@@ -340,7 +340,8 @@ Status transposeKernel(KernelContext &ctx) {
     dims[i] = in->dims()[perm[i]];
     src[i] = strides[perm[i]];
   }
-  TensorBuilder b(in->dtype(), dims);
+  // Not zeroed: stridedCopy writes every element.
+  TensorBuilder b(in->dtype(), dims, TensorBuilder::Fill::Uninitialized);
   stridedCopy(*in, 0, dims, src, b);
   ctx.setOutput(0, b.finish());
   return Status::success();
@@ -362,7 +363,8 @@ Status expandKernel(KernelContext &ctx) {
   if (!s.ok())
     return s;
   ONNXSLIM_RETURN_IF_ERROR(checkOutputSize(ctx, dims, in->dtype()));
-  TensorBuilder b(in->dtype(), dims);
+  // Not zeroed: stridedCopy writes every element.
+  TensorBuilder b(in->dtype(), dims, TensorBuilder::Fill::Uninitialized);
   stridedCopy(*in, 0, dims, broadcastStrides(in->dims(), dims), b);
   ctx.setOutput(0, b.finish());
   return Status::success();
@@ -454,7 +456,8 @@ Status concatKernel(KernelContext &ctx) {
     dims[axis] += t.dims()[axis];
   }
   ONNXSLIM_RETURN_IF_ERROR(checkOutputSize(ctx, dims, first.dtype()));
-  TensorBuilder b(first.dtype(), dims);
+  // Not zeroed: stridedCopy writes every element.
+  TensorBuilder b(first.dtype(), dims, TensorBuilder::Fill::Uninitialized);
   std::vector<int64_t> outStrides = stridesOf(dims);
   int64_t offset = 0;
   for (const Tensor *t : ins) {
@@ -474,7 +477,8 @@ Status emitSplits(KernelContext &ctx, const Tensor &in, int64_t axis,
   for (size_t i = 0; i < sizes.size(); ++i) {
     std::vector<int64_t> dims = in.dims();
     dims[axis] = sizes[i];
-    TensorBuilder b(in.dtype(), dims);
+    // Not zeroed: stridedCopy writes every element.
+    TensorBuilder b(in.dtype(), dims, TensorBuilder::Fill::Uninitialized);
     stridedCopy(in, begin * strides[axis], dims, strides, b);
     ctx.setOutput(i, b.finish());
     begin += sizes[i];
@@ -613,7 +617,8 @@ Status sliceKernel(KernelContext &ctx) {
       src[ax] = strides[ax] * steps[i];
     }
   }
-  TensorBuilder b(in->dtype(), dims);
+  // Not zeroed: stridedCopy writes every element.
+  TensorBuilder b(in->dtype(), dims, TensorBuilder::Fill::Uninitialized);
   stridedCopy(*in, offset, dims, src, b);
   ctx.setOutput(0, b.finish());
   return Status::success();
@@ -809,7 +814,8 @@ Status padKernel(KernelContext &ctx) {
   }
   ONNXSLIM_RETURN_IF_ERROR(checkOutputSize(ctx, dims, in->dtype()));
   size_t es = elementSize(in->dtype());
-  bool zeroFill = es != 0 && std::all_of(fill.begin(), fill.begin() + es, [](uint8_t c) { return c == 0; });
+  bool zeroFill =
+      es != 0 && std::all_of(fill.begin(), fill.begin() + es, [](uint8_t c) { return c == 0; });
   // Zero padding of a numeric tensor writes only the border (below), not
   // the whole output before the copy.
   const bool borderOnly = mode == 0 && zeroFill && rank > 0;

@@ -103,8 +103,8 @@ void expectSame(const ConvCase &c, const std::string &act, int64_t opset, uint32
   xv[0] = std::numeric_limits<float>::quiet_NaN();
   std::vector<RtValue> in;
   if (dt == DataType::Double)
-    in.push_back(RtValue::fromTensor(Tensor::fromValues(dt, {1, c.cin, c.h, c.w},
-                                                        std::vector<double>(xv.begin(), xv.end()))));
+    in.push_back(RtValue::fromTensor(
+        Tensor::fromValues(dt, {1, c.cin, c.h, c.w}, std::vector<double>(xv.begin(), xv.end()))));
   else
     in.push_back(RtValue::fromTensor(Tensor::fromValues(dt, {1, c.cin, c.h, c.w}, xv)));
   if (runtimeBounds) {

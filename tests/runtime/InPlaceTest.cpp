@@ -123,7 +123,8 @@ TEST(InPlace, GraphValuesStillReadLaterAreNotOverwritten) {
   model.setGraph(std::make_unique<Graph>());
   Graph *g = model.graph();
   Value *x = g->addInput("X", Type::tensor(DataType::Float));
-  Value *one = g->addInitializer("one", Tensor::fromValues(DataType::Float, {}, std::vector<float>{1}));
+  Value *one =
+      g->addInitializer("one", Tensor::fromValues(DataType::Float, {}, std::vector<float>{1}));
   Value *shape = g->addInitializer("shape", Tensor::fromValues(DataType::Int64, {1},
                                                                std::vector<int64_t>{-1}));
   auto node = [&](const std::string &op, std::vector<Value *> in, const std::string &out) {
