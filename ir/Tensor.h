@@ -56,6 +56,9 @@ public:
   /// the file (the mapping is read-only, so nothing is lost), Result: none.
   /// No effect on owned buffers.
   void releasePages() const;
+  /// True when this buffer owns heap bytes that no other Buffer shares (a
+  /// runtime may then reuse them for a result once the tensor dies).
+  bool soleOwner() const { return !mapped_ && owner_ && owner_.use_count() == 1; }
 
 private:
   const uint8_t *data_ = nullptr;

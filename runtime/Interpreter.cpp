@@ -3,6 +3,12 @@
 // Plans each graph once (value slots, operand sources, kernels, release
 // points) and runs plans on frames. See Interpreter.h for the model.
 //
+// One fusion is planned: a Conv whose only reader is a Relu, or a Clip with
+// constant bounds, asks its kernel to clamp the output while it is still in
+// cache (KernelContext::OutputClamp); when the kernel does (float Conv), the
+// output becomes the activation's result and the activation step is
+// skipped, else the activation runs as usual. Results are bit-identical.
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/Interpreter.h"
 
@@ -10,9 +16,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <new>
+#include <optional>
 
 namespace onnxslim::rt {
 
@@ -39,6 +48,14 @@ struct Step {
   std::vector<Operand> operands;
   std::vector<int64_t> results; ///< slot per result, -1 when omitted
   std::vector<uint32_t> release; ///< slots whose last use is this step
+  /// A Conv whose only reader is the Relu/Clip at step fuseStep: its kernel
+  /// is asked to apply fuseClamp, and if it does, its output goes straight
+  /// into that step's result slot and that step does not run.
+  int64_t fuseStep = -1;
+  KernelContext::OutputClamp fuseClamp{0, 0};
+  /// Bit i: operand i is a local value read for the last time here (its
+  /// slot is in `release`), so the kernel may reuse its bytes.
+  uint64_t lastUseMask = 0;
 };
 
 std::string valueLabel(const Value *v) {
@@ -56,6 +73,7 @@ struct GraphPlan {
   std::vector<std::pair<size_t, uint32_t>> inputSlots; ///< (graph input index, slot)
   std::vector<Operand> outputs;
   std::vector<Step> steps;
+  bool fuses = false; ///< some step has fuseStep set
   /// Error found while planning (e.g. a sparse initializer that is malformed).
   std::string planError;
 };
@@ -63,6 +81,9 @@ struct GraphPlan {
 struct Frame {
   const GraphPlan *plan = nullptr;
   std::vector<RtValue> slots;
+  /// Per step: an activation already applied by the Conv before it (only
+  /// sized when the plan fuses something).
+  std::vector<uint8_t> applied;
 };
 
 namespace {
@@ -92,6 +113,37 @@ template <typename Fn> void forEachCapturedValue(const Graph &g, Fn &&fn) {
   for (const GraphOutput &o : g.outputSlots())
     if (o.use.get())
       fn(o.use.get());
+}
+
+/// The clamp that the activation `act` applies to its input 0, when `act`
+/// is a default-domain Relu, or a Clip whose bounds are attributes (before
+/// opset 11) or omitted or constant float scalars; none otherwise.
+std::optional<KernelContext::OutputClamp> activationClamp(const Node &act, int64_t opset,
+                                                          const std::vector<Operand> &operands) {
+  if (!act.isDefaultDomain())
+    return std::nullopt;
+  constexpr float kMax = std::numeric_limits<float>::max();
+  if (act.opType() == "Relu")
+    return KernelContext::OutputClamp{0.0f, std::numeric_limits<float>::infinity()};
+  if (act.opType() != "Clip")
+    return std::nullopt;
+  if (opset < 11)
+    return KernelContext::OutputClamp{act.attrFloat("min", -kMax), act.attrFloat("max", kMax)};
+  KernelContext::OutputClamp c{-kMax, kMax};
+  for (size_t i = 1; i < operands.size(); ++i) {
+    const Operand &op = operands[i];
+    if (op.kind == Operand::Kind::Omitted)
+      continue;
+    if (i > 2 || op.kind != Operand::Kind::Constant || !op.constant->isTensor())
+      return std::nullopt;
+    const Tensor &t = *op.constant->tensor;
+    if (t.dtype() != DataType::Float || t.numElements() != 1 || !t.isConsistent())
+      return std::nullopt;
+    float v;
+    std::memcpy(&v, t.rawData(), sizeof v);
+    (i == 1 ? c.lo : c.hi) = v;
+  }
+  return c;
 }
 
 std::string domainLabel(const std::string &domain) {
@@ -278,6 +330,32 @@ const GraphPlan &Interpreter::planFor(const Graph &graph) {
     p.steps.push_back(std::move(st));
     ++index;
   }
+  // Conv -> Relu/Clip: the Conv applies the clamp (see Step::fuseStep) when
+  // its result is read by that activation only.
+  std::unordered_map<const Node *, size_t> stepOf;
+  for (size_t i = 0; i < p.steps.size(); ++i)
+    stepOf.emplace(p.steps[i].node, i);
+  for (Step &st : p.steps) {
+    const Node &n = *st.node;
+    if (n.opType() != "Conv" || !n.isDefaultDomain() || !st.kernel || n.numResults() != 1 ||
+        !n.result(0) || !n.result(0)->hasOneUse())
+      continue;
+    const Use &use = **n.result(0)->uses().begin();
+    const Node *act = use.owner();
+    if (!act || act->graph() != &graph || use.index() != 0 || act->numResults() != 1)
+      continue;
+    auto it = stepOf.find(act);
+    if (it == stepOf.end())
+      continue;
+    Step &as = p.steps[it->second];
+    if (!as.kernel || as.results.empty() || as.results[0] < 0)
+      continue;
+    if (auto clamp = activationClamp(*act, as.opset, as.operands)) {
+      st.fuseStep = static_cast<int64_t>(it->second);
+      st.fuseClamp = *clamp;
+      p.fuses = true;
+    }
+  }
   for (const GraphOutput &o : graph.outputSlots()) {
     p.outputs.push_back(resolve(o.use.get()));
     if (p.outputs.back().kind == Operand::Kind::Local)
@@ -292,6 +370,11 @@ const GraphPlan &Interpreter::planFor(const Graph &graph) {
   for (uint32_t slot = 0; slot < p.numSlots; ++slot)
     if (!pinned[slot] && lastUse[slot] >= 0)
       p.steps[lastUse[slot]].release.push_back(slot);
+  for (Step &st : p.steps)
+    for (size_t i = 0; i < st.operands.size() && i < 64; ++i)
+      if (st.operands[i].kind == Operand::Kind::Local &&
+          std::find(st.release.begin(), st.release.end(), st.operands[i].slot) != st.release.end())
+        st.lastUseMask |= uint64_t{1} << i;
 
   const GraphPlan &ref = *plan;
   plans_.emplace(&graph, std::move(plan));
@@ -318,7 +401,8 @@ const RtValue *Interpreter::lookupOuter(const Value *v) const {
 
 Status Interpreter::callKernel(const Node &node, const KernelDef *kernel, int64_t opset,
                                std::vector<const RtValue *> inputs, std::vector<RtValue> &outputs,
-                               bool deterministicOnly) {
+                               bool deterministicOnly, const KernelContext::OutputClamp *clamp,
+                               bool *clamped, uint64_t lastUseMask) {
   if (!kernel) {
     std::string msg = "unsupported op " + domainLabel(node.domain()) + "." + node.opType() +
                       " version " + std::to_string(opset);
@@ -331,6 +415,11 @@ Status Interpreter::callKernel(const Node &node, const KernelDef *kernel, int64_
   if (deterministicOnly && !kernel->deterministic)
     return Status::error("non-deterministic op not run (deterministic kernels only)");
   KernelContext ctx(node, opset, std::move(inputs), this);
+  if (clamp)
+    ctx.requestOutputClamp(*clamp);
+  for (size_t i = 0; i < 64; ++i)
+    if (lastUseMask >> i & 1)
+      ctx.markLastUse(i);
   Status s;
   try {
     s = kernel->fn(ctx);
@@ -357,6 +446,8 @@ Status Interpreter::callKernel(const Node &node, const KernelDef *kernel, int64_
                            " bytes exceeds the memory limit");
   }
   outputs = std::move(outs);
+  if (clamped)
+    *clamped = ctx.outputClampApplied();
   return Status::success();
 }
 
@@ -396,6 +487,13 @@ Status Interpreter::callFunction(const Node &node, const Function &fn,
 Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &frame) {
   const Step &st = plan.steps[stepIndex];
   const Node &node = *st.node;
+  if (!frame.applied.empty() && frame.applied[stepIndex]) {
+    // The Conv before it already wrote this activation's result.
+    frame.applied[stepIndex] = 0;
+    for (uint32_t slot : st.release)
+      frame.slots[slot] = RtValue();
+    return Status::success();
+  }
   std::vector<const RtValue *> inputs(st.operands.size(), nullptr);
   for (size_t i = 0; i < st.operands.size(); ++i) {
     const Operand &op = st.operands[i];
@@ -425,9 +523,12 @@ Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &fram
   errorHasPath_ = false;
   auto start = options_.profile ? std::chrono::steady_clock::now()
                                 : std::chrono::steady_clock::time_point();
-  Status s = st.function && !st.kernel ? callFunction(node, *st.function, inputs, outputs)
-                                       : callKernel(node, st.kernel, st.opset, std::move(inputs),
-                                                    outputs, deterministicOnly_);
+  bool clamped = false;
+  Status s = st.function && !st.kernel
+                 ? callFunction(node, *st.function, inputs, outputs)
+                 : callKernel(node, st.kernel, st.opset, std::move(inputs), outputs,
+                              deterministicOnly_, st.fuseStep >= 0 ? &st.fuseClamp : nullptr,
+                              &clamped, st.lastUseMask);
   if (options_.profile) {
     std::string key = node.isDefaultDomain() ? node.opType() : node.domain() + "." + node.opType();
     OpProfile &p = profile_[key];
@@ -436,6 +537,12 @@ Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &fram
   }
   if (!s.ok())
     return nodeError(node, s);
+  if (clamped) {
+    // The output is the activation's: its result slot takes it.
+    frame.slots[plan.steps[st.fuseStep].results[0]] = std::move(outputs[0]);
+    frame.applied[st.fuseStep] = 1;
+    outputs.clear();
+  }
   for (size_t r = 0; r < st.results.size() && r < outputs.size(); ++r)
     if (st.results[r] >= 0)
       frame.slots[st.results[r]] = std::move(outputs[r]);
@@ -451,6 +558,8 @@ Status Interpreter::execute(const GraphPlan &plan, const std::vector<RtValue> &i
   Frame frame;
   frame.plan = &plan;
   frame.slots.resize(plan.numSlots);
+  if (plan.fuses)
+    frame.applied.assign(plan.steps.size(), 0);
   const Graph &graph = *plan.graph;
   for (auto [i, slotIndex] : plan.inputSlots) {
     RtValue &slot = frame.slots[slotIndex];

@@ -121,7 +121,8 @@ private:
   Status runStep(const GraphPlan &plan, size_t stepIndex, Frame &frame);
   Status callKernel(const Node &node, const KernelDef *kernel, int64_t opset,
                     std::vector<const RtValue *> inputs, std::vector<RtValue> &outputs,
-                    bool deterministicOnly);
+                    bool deterministicOnly, const KernelContext::OutputClamp *clamp = nullptr,
+                    bool *clamped = nullptr, uint64_t lastUseMask = 0);
   Status callFunction(const Node &node, const Function &fn,
                       const std::vector<const RtValue *> &inputs, std::vector<RtValue> &outputs);
   const RtValue *lookupOuter(const Value *v) const;

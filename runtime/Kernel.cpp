@@ -17,7 +17,8 @@ TensorBuilder::TensorBuilder(DataType dtype, std::vector<int64_t> dims, Fill fil
     return;
   }
   size_ = storageSize(dtype, numElements_);
-  // 64-byte aligned, zeroed block; one extra cache line keeps SIMD tails in bounds.
+  // 64-byte aligned, zeroed block; one extra cache line keeps SIMD tails in
+  // bounds. Large blocks are recycled (runtime/BufferPool.h).
   size_t padded = (size_ + 127) & ~size_t{63};
   storage_ = allocateBlock(padded);
   size_t from = fill == Fill::Zeroed ? 0 : size_; // the padding is always zeroed

@@ -222,6 +222,48 @@ public:
 
   Interpreter *interpreter() const { return interp_; }
 
+  /// A clamp of output 0 that the interpreter asks this kernel to fuse (a
+  /// float Conv whose only reader is a Relu or a Clip with constant bounds):
+  /// y = x < lo ? lo : x, then y > hi ? hi : y, exactly as the Clip kernel
+  /// computes it (NaN passes through). Only a float kernel that applies it
+  /// while its output is still in cache takes it (takeOutputClamp); when
+  /// none does, the interpreter runs the activation node itself.
+  struct OutputClamp {
+    float lo, hi;
+  };
+  void requestOutputClamp(OutputClamp c) { clamp_ = c; }
+  /// The requested clamp, now marked as applied; null when none was requested.
+  const OutputClamp *takeOutputClamp() {
+    if (!clamp_)
+      return nullptr;
+    clampTaken_ = true;
+    return &*clamp_;
+  }
+  bool outputClampApplied() const { return clampTaken_; }
+
+  /// Marks input i as read for the last time by this node (the interpreter
+  /// releases its slot after this step).
+  void markLastUse(size_t i) {
+    if (i < 64)
+      lastUse_ |= uint64_t{1} << i;
+  }
+  /// Input i when its bytes may be overwritten by this node's output: this
+  /// is its last reader, nothing else holds the tensor or shares its bytes
+  /// (no view, no graph input, no constant), and it has `dtype` and `dims`.
+  /// The kernel then writes its output into those bytes (each element read
+  /// before it is written) and returns a tensor over them; null otherwise.
+  const Tensor *reusableInput(size_t i, DataType dtype, const std::vector<int64_t> &dims) const {
+    if (i >= 64 || !(lastUse_ >> i & 1))
+      return nullptr;
+    const RtValue *v = input(i);
+    if (!v || !v->isTensor() || v->tensor.use_count() != 1)
+      return nullptr;
+    const Tensor &t = *v->tensor;
+    if (t.dtype() != dtype || t.dims() != dims || !t.buffer().soleOwner() || !t.isConsistent())
+      return nullptr;
+    return &t;
+  }
+
 private:
   const Node &node_;
   int64_t opset_;
@@ -229,6 +271,9 @@ private:
   Interpreter *interp_;
   std::vector<RtValue> outputs_;
   std::string undefinedReason_;
+  std::optional<OutputClamp> clamp_;
+  bool clampTaken_ = false;
+  uint64_t lastUse_ = 0;
 };
 
 //===----------------------------------------------------------------------===//

@@ -87,6 +87,44 @@ template <typename C, int Slot = 0> C *scratch(int64_t n) {
   return buffer.data();
 }
 
+/// p[i] = clamp(p[i]) for i < n, as ClipF in ElementwiseUnary.cpp computes
+/// it (x < lo ? lo : x, then > hi ? hi : that; NaN passes), so a fused
+/// Conv + Clip/Relu is bit-identical to the two nodes run apart.
+template <typename C> void clampSpan(C *p, int64_t n, C lo, C hi) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<C, float> || std::is_same_v<C, double>) {
+    using B = xsimd::batch<C>;
+    constexpr int64_t W = static_cast<int64_t>(B::size);
+    const B vlo(lo), vhi(hi);
+    for (; i + W <= n; i += W) {
+      B x = B::load_unaligned(p + i);
+      B y = xsimd::select(x < vlo, vlo, x);
+      xsimd::select(y > vhi, vhi, y).store_unaligned(p + i);
+    }
+  }
+  for (; i < n; ++i) {
+    C y = p[i] < lo ? lo : p[i];
+    p[i] = y > hi ? hi : y;
+  }
+}
+
+/// The clamp of a fused activation in the compute type, or none.
+template <typename C> struct ClampOf {
+  bool on = false;
+  C lo = 0, hi = 0;
+  explicit ClampOf(const KernelContext::OutputClamp *c) {
+    if (c) {
+      on = true;
+      lo = static_cast<C>(c->lo);
+      hi = static_cast<C>(c->hi);
+    }
+  }
+  void operator()(C *p, int64_t n) const {
+    if (on)
+      clampSpan(p, n, lo, hi);
+  }
+};
+
 /// Copies `len` elements of a column-matrix row that starts at column j into
 /// the packed-B panels it spans (see im2colPacked).
 template <typename C>
@@ -336,7 +374,8 @@ constexpr int64_t kFuseWidth = 64;
 /// and the valid columns are copied out.
 template <typename C>
 void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,
-                     int64_t M, int64_t group, const Window::Dims3 &g, const PaddedPlan &p) {
+                     int64_t M, int64_t group, const Window::Dims3 &g, const PaddedPlan &p,
+                     const ClampOf<C> &clamp) {
   const int64_t Mg = M / group;
   const int64_t inS = g.in[1] * g.in[2], ow = g.out[2], oh = g.out[1], outS = oh * ow;
   const int64_t taps = g.kernel[1] * g.kernel[2], rowStep = g.strides[1] * p.rowPitch;
@@ -359,6 +398,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
           multiTapRow((oh - 1) * p.rowPitch + ow, taps, ptrs.data(), wk, b, tmp);
           for (int64_t oy = 0; oy < oh; ++oy)
             std::memcpy(yo + oy * ow, tmp + oy * p.rowPitch, sizeof(C) * static_cast<size_t>(ow));
+          clamp(yo, outS);
           continue;
         }
         for (int64_t oy = 0; oy < oh; ++oy) {
@@ -367,6 +407,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
             ptrs[t] = base + p.tapRel[t];
           multiTapRow(ow, taps, ptrs.data(), wk, b, yo + oy * ow);
         }
+        clamp(yo, outS);
       }
   };
   if (N * Cin * Mg * outS * taps >= kParallelMinWork)
@@ -383,7 +424,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
 /// summed in scalar code in the same tap order.
 template <typename C>
 void depthwiseConv(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin, int64_t M,
-                   int64_t group, const Window::Dims3 &g) {
+                   int64_t group, const Window::Dims3 &g, const ClampOf<C> &clamp) {
   const int64_t Mg = M / group;
   const int64_t inS = g.in[0] * g.in[1] * g.in[2], outS = g.out[0] * g.out[1] * g.out[2];
   const int64_t kS = g.kernel[0] * g.kernel[1] * g.kernel[2];
@@ -459,6 +500,7 @@ void depthwiseConv(const C *x, const C *w, const C *bias, C *y, int64_t N, int64
           for (int64_t ox = H; ox < ow; ++ox)
             edge(ox);
         }
+      clamp(yo, outS);
     }
 }
 
@@ -466,7 +508,8 @@ void depthwiseConv(const C *x, const C *w, const C *bias, C *y, int64_t N, int64
 
 template <typename C>
 void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin, int64_t M,
-                 int64_t group, const Window &win) {
+                 int64_t group, const Window &win, const KernelContext::OutputClamp *outClamp) {
+  const ClampOf<C> clamp(outClamp);
   const Window::Dims3 g = win.to3d();
   const int64_t inS = win.inSize(), outS = win.outSize(), kS = win.kernelSize();
   const int64_t Cg = Cin / group, Mg = M / group;
@@ -478,9 +521,9 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
   if (Cg == 1 && Mg <= 4 && !pointwise) {
     PaddedPlan plan;
     if (planPadded(g, plan))
-      depthwisePadded(x, w, bias, y, N, Cin, M, group, g, plan);
+      depthwisePadded(x, w, bias, y, N, Cin, M, group, g, plan, clamp);
     else
-      depthwiseConv(x, w, bias, y, N, Cin, M, group, g);
+      depthwiseConv(x, w, bias, y, N, Cin, M, group, g, clamp);
     return;
   }
   // The bias is added after the product (as ONNX Runtime does), so that the
@@ -490,10 +533,12 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
   const int64_t rows = Cg * kS;
   if (pointwise) {
     for (int64_t n = 0; n < N; ++n)
-      for (int64_t gi = 0; gi < group; ++gi)
+      for (int64_t gi = 0; gi < group; ++gi) {
         gemm(false, false, Mg, outS, Cg, C(1), w + gi * Mg * rows, rows,
              x + (n * Cin + gi * Cg) * inS, inS, C(0), y + (n * M + gi * Mg) * outS, outS,
              biasOf(gi));
+        clamp(y + (n * M + gi * Mg) * outS, Mg * outS);
+      }
     return;
   }
   const int64_t ow = g.out[2], gridRows = g.out[0] * g.out[1];
@@ -528,6 +573,9 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
           im2colPacked(xg, Cg, g, r0, nr, width, col);
         gemmPackedB(false, Mg, nr * ow, rows, C(1), wg, rows, col, width, C(0), yg + r0 * ow,
                     outS, biasOf(gi));
+        if (clamp.on)
+          for (int64_t m = 0; m < Mg; ++m)
+            clamp(yg + m * outS + r0 * ow, nr * ow);
       }
     }
 }
@@ -562,9 +610,11 @@ void convTransposeForward(const C *x, const C *w, const C *bias, C *y, int64_t N
 }
 
 template void convForward<float>(const float *, const float *, const float *, float *, int64_t,
-                                 int64_t, int64_t, int64_t, const Window &);
+                                 int64_t, int64_t, int64_t, const Window &,
+                                 const KernelContext::OutputClamp *);
 template void convForward<double>(const double *, const double *, const double *, double *,
-                                  int64_t, int64_t, int64_t, int64_t, const Window &);
+                                  int64_t, int64_t, int64_t, int64_t, const Window &,
+                                  const KernelContext::OutputClamp *);
 template void convTransposeForward<float>(const float *, const float *, const float *, float *,
                                           int64_t, int64_t, int64_t, int64_t, const Window &);
 template void convTransposeForward<double>(const double *, const double *, const double *,
@@ -630,9 +680,14 @@ template <typename T> Status convTyped(KernelContext &ctx) {
   FloatOutput<T> Y;
   // convForward writes every output element.
   ONNXSLIM_RETURN_IF_ERROR(Y.init(outDims, TensorBuilder::Fill::Uninitialized));
+  // A clamp fused by the interpreter is taken for float only (other types
+  // leave it to the activation node, whose rounding it would have to match).
+  const KernelContext::OutputClamp *clamp = nullptr;
+  if constexpr (std::is_same_v<T, float>)
+    clamp = ctx.takeOutputClamp();
   if (Y.size() > 0)
     convForward(X.data(), W.data(), hasBias ? B.data() : nullptr, Y.data(), N, Cin, M, group,
-                win);
+                win, clamp);
   ctx.setOutput(0, Y.finish());
   return Status::success();
 }

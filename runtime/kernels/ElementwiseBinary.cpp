@@ -115,6 +115,30 @@ Status runBinary(const Tensor &A, const Tensor &B, const std::vector<int64_t> &a
   return Status::success();
 }
 
+/// out = op(A, B) written over the bytes of an input of the output's shape
+/// that this node reads for the last time (KernelContext::reusableInput):
+/// each output element is computed from the same position of that input
+/// before it is stored. False (nothing done) when no input qualifies.
+template <typename T, typename Op>
+bool reusesInput(KernelContext &ctx, const Tensor &A, const Tensor &B,
+                 const std::vector<int64_t> &bDims, const Op &op, TensorPtr &out) {
+  BroadcastPlan plan;
+  if (!plan.init({A.dims(), bDims}).ok())
+    return false;
+  for (size_t i : {size_t{0}, size_t{1}}) {
+    const Tensor *R = ctx.reusableInput(i, A.dtype(), plan.outDims());
+    if (!R)
+      continue;
+    ComputeView<T> va, vb;
+    if (!viewCompute(A, va).ok() || !viewCompute(B, vb).ok())
+      return false;
+    runPlan(plan, va.data(), vb.data(), const_cast<T *>(R->dataAs<T>()), op);
+    out = std::make_shared<Tensor>(R->dtype(), R->dims(), R->buffer());
+    return true;
+  }
+  return false;
+}
+
 /// The effective shape of B under the opset < 7 `broadcast`/`axis` rules.
 Status legacyBroadcastDims(const KernelContext &ctx, const Tensor &A, const Tensor &B,
                            std::vector<int64_t> &bDims) {
@@ -156,6 +180,9 @@ Status binaryOp(KernelContext &ctx, const Op &op, bool legacy) {
   ONNXSLIM_RETURN_IF_ERROR(dispatchType<Types>(A->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using TO = std::conditional_t<kBoolOut, bool, T>;
+    if constexpr (!kBoolOut && std::is_floating_point_v<T>)
+      if (reusesInput<T>(ctx, *A, *B, bDims, op, out))
+        return Status::success();
     return runBinary<T, T, TO>(*A, *B, A->dims(), bDims, op, out);
   }));
   ctx.setOutput(0, std::move(out));

@@ -39,6 +39,19 @@ inline xsimd::batch<T, A> sel(const xsimd::batch_bool<T, A> &c, const xsimd::bat
 template <typename Op> Status floatUnary(KernelContext &ctx, const Op &op) {
   const Tensor *X;
   ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(0, X));
+  // A float/double input read here for the last time is overwritten in place.
+  if (const Tensor *R = ctx.reusableInput(0, X->dtype(), X->dims())) {
+    auto inPlace = [&](auto *p) {
+      using U = std::remove_pointer_t<decltype(p)>;
+      simdMap<xsimd::batch<U>>(p, p, R->numElements(), op);
+      ctx.setOutput(0, std::make_shared<Tensor>(R->dtype(), R->dims(), R->buffer()));
+      return Status::success();
+    };
+    if (R->dtype() == DataType::Float)
+      return inPlace(const_cast<float *>(R->dataAs<float>()));
+    if (R->dtype() == DataType::Double)
+      return inPlace(const_cast<double *>(R->dataAs<double>()));
+  }
   TensorPtr out;
   auto span = [&](const auto *in, auto *o, int64_t n) {
     using U = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;

@@ -101,9 +101,15 @@ template <typename T> Status batchNormTyped(KernelContext &ctx) {
       useVar[p] = static_cast<C>(count ? sq / static_cast<double>(count) : 0);
     }
   }
+  // Every element is written (each from the same element of X): a float X
+  // read here for the last time takes the output in place.
   FloatOutput<T> Y;
-  ONNXSLIM_RETURN_IF_ERROR(Y.init(X.dims()));
-  C *y = Y.data();
+  const Tensor *reuse = nullptr;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+    reuse = ctx.reusableInput(0, dataTypeOf<T>(), X.dims());
+  if (!reuse)
+    ONNXSLIM_RETURN_IF_ERROR(Y.init(X.dims(), TensorBuilder::Fill::Uninitialized));
+  C *y = reuse ? const_cast<C *>(reuse->dataAs<C>()) : Y.data();
   for (int64_t p = 0; p < P; ++p) {
     C a = static_cast<C>(scale[p] / std::sqrt(static_cast<double>(useVar[p]) + eps));
     C b = static_cast<C>(bias[p] - useMean[p] * a);
@@ -114,7 +120,10 @@ template <typename T> Status batchNormTyped(KernelContext &ctx) {
         yp[i] = xp[i] * a + b;
     }
   }
-  ctx.setOutput(0, Y.finish());
+  if (reuse)
+    ctx.setOutput(0, std::make_shared<Tensor>(reuse->dtype(), reuse->dims(), reuse->buffer()));
+  else
+    ctx.setOutput(0, Y.finish());
   // Optional outputs: running mean/var (training: updated with momentum;
   // inference: the inputs), then saved mean/var (versions before 14).
   DataType statType = ctx.tensor(3)->dtype();

@@ -548,8 +548,12 @@ template <typename T> Status runResize(KernelContext &ctx, const Tensor &x, cons
     tables[a] = buildTable(spec, a);
     active[a] = !isIdentity(tables[a], spec.inDims[a], spec.outDims[a]);
   }
+  // Zeroed only when nothing is computed (an empty input); otherwise the
+  // last copy below writes every element.
   std::optional<TensorBuilder> out;
-  ONNXSLIM_RETURN_IF_ERROR(allocOutput(x.dtype(), spec.outDims, out));
+  ONNXSLIM_RETURN_IF_ERROR(allocOutput(x.dtype(), spec.outDims, out,
+                                       empty ? TensorBuilder::Fill::Zeroed
+                                             : TensorBuilder::Fill::Uninitialized));
   if (empty) {
     ctx.setOutput(0, out->finish());
     return Status::success();

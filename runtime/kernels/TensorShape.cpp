@@ -340,7 +340,8 @@ Status transposeKernel(KernelContext &ctx) {
     dims[i] = in->dims()[perm[i]];
     src[i] = strides[perm[i]];
   }
-  TensorBuilder b(in->dtype(), dims);
+  // Not zeroed: stridedCopy writes every element.
+  TensorBuilder b(in->dtype(), dims, TensorBuilder::Fill::Uninitialized);
   stridedCopy(*in, 0, dims, src, b);
   ctx.setOutput(0, b.finish());
   return Status::success();
@@ -362,7 +363,8 @@ Status expandKernel(KernelContext &ctx) {
   if (!s.ok())
     return s;
   ONNXSLIM_RETURN_IF_ERROR(checkOutputSize(ctx, dims, in->dtype()));
-  TensorBuilder b(in->dtype(), dims);
+  // Not zeroed: stridedCopy writes every element.
+  TensorBuilder b(in->dtype(), dims, TensorBuilder::Fill::Uninitialized);
   stridedCopy(*in, 0, dims, broadcastStrides(in->dims(), dims), b);
   ctx.setOutput(0, b.finish());
   return Status::success();
@@ -454,7 +456,8 @@ Status concatKernel(KernelContext &ctx) {
     dims[axis] += t.dims()[axis];
   }
   ONNXSLIM_RETURN_IF_ERROR(checkOutputSize(ctx, dims, first.dtype()));
-  TensorBuilder b(first.dtype(), dims);
+  // Not zeroed: stridedCopy writes every element.
+  TensorBuilder b(first.dtype(), dims, TensorBuilder::Fill::Uninitialized);
   std::vector<int64_t> outStrides = stridesOf(dims);
   int64_t offset = 0;
   for (const Tensor *t : ins) {
@@ -474,7 +477,8 @@ Status emitSplits(KernelContext &ctx, const Tensor &in, int64_t axis,
   for (size_t i = 0; i < sizes.size(); ++i) {
     std::vector<int64_t> dims = in.dims();
     dims[axis] = sizes[i];
-    TensorBuilder b(in.dtype(), dims);
+    // Not zeroed: stridedCopy writes every element.
+    TensorBuilder b(in.dtype(), dims, TensorBuilder::Fill::Uninitialized);
     stridedCopy(in, begin * strides[axis], dims, strides, b);
     ctx.setOutput(i, b.finish());
     begin += sizes[i];
@@ -613,7 +617,8 @@ Status sliceKernel(KernelContext &ctx) {
       src[ax] = strides[ax] * steps[i];
     }
   }
-  TensorBuilder b(in->dtype(), dims);
+  // Not zeroed: stridedCopy writes every element.
+  TensorBuilder b(in->dtype(), dims, TensorBuilder::Fill::Uninitialized);
   stridedCopy(*in, offset, dims, src, b);
   ctx.setOutput(0, b.finish());
   return Status::success();
@@ -808,31 +813,62 @@ Status padKernel(KernelContext &ctx) {
       return ctx.error("cannot pad an empty axis in mode '" + modeName + "'");
   }
   ONNXSLIM_RETURN_IF_ERROR(checkOutputSize(ctx, dims, in->dtype()));
-  TensorBuilder b(in->dtype(), dims);
+  size_t es = elementSize(in->dtype());
+  bool zeroFill =
+      es != 0 && std::all_of(fill.begin(), fill.begin() + es, [](uint8_t c) { return c == 0; });
+  // Zero padding of a numeric tensor writes only the border (below), not
+  // the whole output before the copy.
+  const bool borderOnly = mode == 0 && zeroFill && rank > 0;
+  TensorBuilder b(in->dtype(), dims,
+                  borderOnly ? TensorBuilder::Fill::Uninitialized : TensorBuilder::Fill::Zeroed);
   int64_t total = b.numElements();
   if (total == 0) {
     ctx.setOutput(0, b.finish());
     return Status::success();
   }
-  size_t es = elementSize(in->dtype());
   std::vector<int64_t> strides = stridesOf(in->dims()), outStrides = stridesOf(dims);
   if (mode == 0) {
     // Fill, then copy the (possibly cropped) input into the interior.
-    bool zeroFill = es != 0 && std::all_of(fill.begin(), fill.begin() + es, [](uint8_t c) { return c == 0; });
     if (es == 0)
       std::fill(b.strings().begin(), b.strings().end(), fillString);
     else if (!zeroFill)
       for (int64_t i = 0; i < total; ++i)
         std::memcpy(b.data() + i * es, fill.data(), es);
-    std::vector<int64_t> len(rank);
+    std::vector<int64_t> len(rank), at(rank);
     int64_t srcOff = 0, dstOff = 0;
     for (int64_t a = 0; a < rank; ++a) {
       int64_t srcStart = std::max<int64_t>(0, -pads[a]), dstStart = std::max<int64_t>(0, pads[a]);
       len[a] = std::max<int64_t>(0, std::min(in->dims()[a] - srcStart, dims[a] - dstStart));
+      at[a] = dstStart;
       srcOff += srcStart * strides[a];
       dstOff += dstStart * outStrides[a];
     }
     stridedCopy(*in, srcOff, len, strides, b, dstOff, &outStrides);
+    if (borderOnly) {
+      // Zero what the copy left: whole rows (last axis) outside the copied
+      // box, and the two ends of the rows inside it.
+      const int64_t last = rank - 1, width = dims[last];
+      const size_t rowBytes = static_cast<size_t>(width) * es;
+      const int64_t lo = std::min(at[last], width), hi = std::min(at[last] + len[last], width);
+      std::vector<int64_t> counter(static_cast<size_t>(last), 0);
+      for (int64_t row = 0; row * width < total; ++row) {
+        uint8_t *p = b.data() + static_cast<size_t>(row) * rowBytes;
+        bool inside = len[last] > 0;
+        for (int64_t a = 0; a < last && inside; ++a)
+          inside = counter[a] >= at[a] && counter[a] < at[a] + len[a];
+        if (!inside) {
+          std::memset(p, 0, rowBytes);
+        } else {
+          std::memset(p, 0, static_cast<size_t>(lo) * es);
+          std::memset(p + static_cast<size_t>(hi) * es, 0, static_cast<size_t>(width - hi) * es);
+        }
+        for (int64_t a = last - 1; a >= 0; --a) {
+          if (++counter[a] < dims[a])
+            break;
+          counter[a] = 0;
+        }
+      }
+    }
     ctx.setOutput(0, b.finish());
     return Status::success();
   }
