@@ -69,7 +69,7 @@ std::string gridSample20(Node &node, StepContext &ctx) {
 /// DFT-17 (axis attribute, default 1) <-> DFT-20 (axis input 2, default -2).
 std::string dft20(Node &node, StepContext &ctx) {
   if (ctx.direction == Direction::Up) {
-    Value *axis = ctx.constantBefore(node, (node.name().empty() ? "DFT" : node.name()) + "_axis",
+    Value *axis = ctx.constantBefore(node, nodeBase(node, "axis"),
                                      StepContext::int64s({node.attrInt("axis", 1)}, /*scalar=*/true));
     node.removeAttr("axis");
     node.resizeOperands(3);
@@ -110,7 +110,7 @@ std::string castLikeToCast(Node &node, StepContext &) {
 /// HardSwish-14 -> x * HardSigmoid<alpha = 1/6, beta = 0.5>(x) (before 14).
 std::string hardSwishExpanded(Node &node, StepContext &ctx) {
   Value *x = node.operand(0);
-  Node *hs = ctx.nodeBefore(node, "HardSigmoid", {x}, (node.name().empty() ? "HardSwish" : node.name()) + "_gate");
+  Node *hs = ctx.nodeBefore(node, "HardSigmoid", {x}, nodeBase(node, "gate"));
   hs->setAttr(Attribute::makeFloat("alpha", 1.0f / 6.0f));
   hs->setAttr(Attribute::makeFloat("beta", 0.5f));
   node.setOpType("Mul");
@@ -135,10 +135,9 @@ std::string shape15(Node &node, StepContext &ctx) {
     node.removeAttr("start");
     return "";
   }
-  Node *whole = ctx.nodeBefore(node, "Shape", {node.operand(0)}, (node.name().empty() ? "Shape" : node.name()) + "_whole");
-  std::string base = node.name().empty() ? "Shape" : node.name();
-  Value *starts = ctx.constantBefore(node, base + "_start", StepContext::int64s({start}));
-  Value *ends = ctx.constantBefore(node, base + "_end", StepContext::int64s({end ? end->i : INT64_MAX}));
+  Node *whole = ctx.nodeBefore(node, "Shape", {node.operand(0)}, nodeBase(node, "whole"));
+  Value *starts = ctx.constantBefore(node, nodeBase(node, "start"), StepContext::int64s({start}));
+  Value *ends = ctx.constantBefore(node, nodeBase(node, "end"), StepContext::int64s({end ? end->i : INT64_MAX}));
   node.attributes().clear();
   node.setOpType("Slice");
   node.resizeOperands(3);

@@ -19,8 +19,8 @@
 // QuantizeLinear/DequantizeLinear scale at 13, the reductions ScatterND and
 // ScatterElements got at 18 (max, min), Pad's wrap mode at 19.
 //
-// Steps that are not listed (Scan-9's batch axis, GroupNormalization-21's
-// per-channel scale, DFT-20's axis input, and those with their own files)
+// Steps that are not listed (DFT-20's axis input, and those with their own
+// files: Scan-9's batch axis, GroupNormalization-21's per-channel scale...)
 // have no adapter here.
 //
 //===----------------------------------------------------------------------===//
