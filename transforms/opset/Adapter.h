@@ -133,6 +133,12 @@ std::string nodeBase(const Node &node, std::string_view what);
 /// `node`), Result: the new node, not yet placed in the graph.
 Node *createAxesOp(Node &node, StepContext &ctx, std::string opType, Value *x, const std::vector<int64_t> &axes,
                    std::string_view base);
+/// Given a node, one of its results i and a new node `w` (not yet placed)
+/// whose operand 0 is that result, Execute: places `w` right after the
+/// node and moves the result's uses, name, declared type and value_info to
+/// `w`'s result (the model's interface keeps its names), leaving result i
+/// with a fresh name ("name_what") and type `inner`.
+void wrapResult(Node &node, size_t i, Node *w, StepContext &ctx, std::optional<Type> inner, std::string_view what);
 /// Given a node and an operand index, Result: the operand's integer
 /// constant, or nullopt (absent or not constant).
 std::optional<std::vector<int64_t>> constantIntsOperand(const Node &node, size_t i);

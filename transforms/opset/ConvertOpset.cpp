@@ -129,6 +129,22 @@ Node *createAxesOp(Node &node, StepContext &ctx, std::string opType, Value *x, c
   return n;
 }
 
+void wrapResult(Node &node, size_t i, Node *w, StepContext &ctx, std::optional<Type> inner, std::string_view what) {
+  Value *r = node.result(i);
+  std::string name = r->name();
+  r->setName(ctx.model.names().fresh(name + "_" + std::string(what)));
+  node.graph()->insertAfter(&node, w);
+  Value *out = w->result(0);
+  r->replaceUsesWithIf(out, [&](Use &u) { return u.owner() != w; });
+  out->setType(r->type());
+  out->valueInfoOrder = r->valueInfoOrder;
+  out->info = std::move(r->info);
+  r->valueInfoOrder = Value::kNoValueInfo;
+  r->info = {};
+  out->setName(name);
+  r->setType(std::move(inner));
+}
+
 std::optional<std::vector<int64_t>> constantIntsOperand(const Node &node, size_t i) {
   return node.operand(i) ? constantInts(node.operand(i)) : std::nullopt;
 }

@@ -51,30 +51,6 @@ std::optional<Type> batchType(const Value *v, bool drop) {
   return Type::tensor(*dt, *s);
 }
 
-/// Given the Scan's result i, Execute: puts `op` (axis 0) after the Scan,
-/// moves the result's uses and name (and declared type) to its result, and
-/// leaves the Scan's result with a fresh name and the type with or without
-/// the batch dim.
-void wrapResult(Node &node, StepContext &ctx, size_t i, const char *op, bool dropBatch) {
-  Value *r = node.result(i);
-  if (!r)
-    return;
-  std::string name = r->name();
-  std::optional<Type> inner = batchType(r, dropBatch);
-  r->setName(ctx.model.names().fresh(name + (dropBatch ? "_unbatched" : "_batched")));
-  Node *w = createAxesOp(node, ctx, op, r, {0}, name + "_tmp");
-  node.graph()->insertAfter(&node, w);
-  Value *out = w->result(0);
-  r->replaceUsesWithIf(out, [&](Use &u) { return u.owner() != w; });
-  out->setType(r->type());
-  out->valueInfoOrder = r->valueInfoOrder;
-  out->info = std::move(r->info);
-  r->valueInfoOrder = Value::kNoValueInfo;
-  r->info = {};
-  out->setName(name);
-  r->setType(inner);
-}
-
 /// Given a checked Scan, Execute: squeezes (`drop`, 8 -> 9) or unsqueezes
 /// axis 0 of every input (dropping or adding the omitted sequence_lens),
 /// renames `directions` to scan_input_directions or back, and wraps every
@@ -99,8 +75,14 @@ void rebatch(Node &node, StepContext &ctx, bool drop) {
     node.removeAttr(from);
     node.setAttr(Attribute::makeInts(to, dirs));
   }
-  for (size_t i = node.numResults(); i-- > 0;) // each goes right after the Scan
-    wrapResult(node, ctx, i, drop ? "Unsqueeze" : "Squeeze", drop);
+  for (size_t i = node.numResults(); i-- > 0;) { // each goes right after the Scan
+    Value *r = node.result(i);
+    if (!r)
+      continue;
+    std::optional<Type> inner = batchType(r, drop);
+    Node *w = createAxesOp(node, ctx, drop ? "Unsqueeze" : "Squeeze", r, {0}, r->name() + "_tmp");
+    wrapResult(node, i, w, ctx, std::move(inner), drop ? "unbatched" : "batched");
+  }
 }
 
 std::string batchAxis9(Node &node, StepContext &ctx) {
