@@ -191,6 +191,11 @@ void Node::dropResult(size_t i) {
   results_.at(i).reset();
 }
 
+void Node::trimResults() {
+  while (!results_.empty() && !results_.back())
+    results_.pop_back();
+}
+
 const Attribute *Node::attr(std::string_view name) const {
   for (const Attribute &a : attrs_)
     if (a.name == name)

@@ -9,7 +9,8 @@
 # seeded inputs and must agree within a relative difference of 1e-4 (float32);
 # the fused model must also run in the interpreter and agree with ONNX
 # Runtime's original outputs. Every op named on the file's `# EXPECT-OPS:`
-# line must be in the fused model, and no decomposed op (Softmax, Erf, Tanh,
+# line must be in the fused model, every `# EXPECT-TEXT:` line's text in its
+# dump (the causal masks become `is_causal = 1`), and no decomposed op (Softmax, Erf, Tanh,
 # ReduceMean, Sqrt, Pow, Reciprocal) may remain. The op models (op_*.onnxtxt,
 # single Attention / RotaryEmbedding nodes) check the interpreter's kernels
 # against ONNX Runtime. The BERT block is also run at opsets 18 and 20,
@@ -67,6 +68,10 @@ for src in "$models"/op_*.onnxtxt "$models"/*_block.onnxtxt; do
   for want in $(sed -n 's/^# EXPECT-OPS://p' "$src"); do
     grep -qx "$want" <<<"$ops" || { fail "$name: no $want in the fused model (ops: $(echo $ops))"; ok=0; }
   done
+  while IFS= read -r want; do
+    "$onnxslim" dump "$out/opt.onnx" 2>/dev/null | grep -qF -- "$want" ||
+      { fail "$name: the fused model has no '$want'"; ok=0; }
+  done < <(sed -n 's/^# EXPECT-TEXT: //p' "$src")
   if [[ "$name" != op_* ]]; then
     left="$(grep -xE 'Softmax|Erf|Tanh|ReduceMean|Sqrt|Pow|Reciprocal' <<<"$ops" | tr '\n' ' ')"
     [ -z "$left" ] || { fail "$name: decomposed ops remain: $left"; ok=0; }

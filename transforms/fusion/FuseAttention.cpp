@@ -38,6 +38,14 @@
 //     with -inf); its rank is 2 to 4 and a row dim of 1 is expanded to the
 //     known query length (ONNX Runtime requires both); a constant boolean
 //     mask masks no whole row;
+//   - a mask that is exactly causal over square scores (q and kv lengths
+//     known equal; leading mask dims 1; visible, i.e. true or additive 0,
+//     exactly where key j <= query i, masked, i.e. false or additive
+//     <= -1e4, elsewhere) is dropped for `is_causal = 1`: a constant, a
+//     Trilu of ones (lower, k = 0; or upper, k = 1, as masked_fill's hidden
+//     mask), or j <= i / j > i compared from Range(0, S, 1). Attention-23
+//     aligns is_causal upper-left, which equals the lower-right alignment
+//     of a KV cache only when Sq == Skv, hence the condition;
 //   - Softmax is over the last axis;
 //   - every intermediate is used only inside the pattern and is not a
 //     graph output;
@@ -98,6 +106,103 @@ Value *stripScale(Value *v, double &factor, Node *&node) {
 /// Whether `n` is a Transpose with permutation `perm`.
 bool isTranspose(const Node *n, const std::vector<int64_t> &perm) {
   return n && n->is("Transpose") && n->numOperands() == 1 && n->operand(0) && n->attrInts("perm") == perm;
+}
+
+/// A one-element integer constant, as an int64.
+std::optional<int64_t> scalarInt(const Value *v) {
+  std::optional<std::vector<int64_t>> c = constantInts(v);
+  return c && c->size() == 1 ? std::optional<int64_t>((*c)[0]) : std::nullopt;
+}
+
+/// Whether `v` is ConstantOfShape with a nonzero fill (all ones as a mask).
+bool isFilledNonzero(const Value *v) {
+  Node *n = producerOp(v, "ConstantOfShape");
+  const Attribute *a = n ? n->attr("value") : nullptr;
+  std::optional<std::vector<double>> d = a && a->t ? toDoubles(*a->t) : std::nullopt;
+  return d && d->size() == 1 && (*d)[0] != 0.0;
+}
+
+/// For a Range(0, n, 1) index vector x (or an Unsqueeze of it), Result: the
+/// axis of a 2-D [S, S] mask it runs along (0: the query row i, for
+/// Unsqueeze(x, -1 or 1); 1: the key column j, for x or Unsqueeze(x, 0));
+/// nullopt otherwise.
+std::optional<int> indexAxis(const Value *v) {
+  int axis = 1;
+  if (Node *u = producerOp(v, "Unsqueeze")) {
+    std::optional<std::vector<int64_t>> axes =
+        u->numOperands() == 2 ? constantInts(u->operand(1)) : std::optional<std::vector<int64_t>>(u->attrInts("axes"));
+    if (!axes || axes->size() != 1)
+      return std::nullopt;
+    axis = (*axes)[0] == 0 ? 1 : ((*axes)[0] == 1 || (*axes)[0] == -1) ? 0 : -1;
+    v = u->operand(0);
+  }
+  Node *r = producerOp(v, "Range");
+  if (axis < 0 || !r || r->numOperands() != 3 || scalarInt(r->operand(0)) != 0 || scalarInt(r->operand(2)) != 1)
+    return std::nullopt;
+  return axis;
+}
+
+/// Whether the boolean `mask`, read as visible-where-true (or hidden-where-
+/// true when `inverted`), is built as the causal mask of a 2-D [S, S]: a
+/// Trilu of ones (lower with k = 0 visible, upper with k = 1 hidden, under
+/// an optional Cast to bool), or a comparison of key column j and query row
+/// i from Range(0, S, 1) (j <= i visible, j > i hidden). The caller checked
+/// the [S, S] shape, which makes both index vectors 0 .. S-1.
+bool isCausalStructure(const Value *mask, bool inverted) {
+  if (Node *c = producerOp(mask, "Cast"); c && c->attrInt("to", 0) == static_cast<int64_t>(DataType::Bool))
+    mask = c->operand(0);
+  if (Node *t = producerOp(mask, "Trilu")) {
+    std::optional<int64_t> k = t->numOperands() > 1 && t->operand(1) ? scalarInt(t->operand(1)) : 0;
+    bool upper = t->attrInt("upper", 1) != 0;
+    return isFilledNonzero(t->operand(0)) && (inverted ? upper && k == 1 : !upper && k == 0);
+  }
+  Node *cmp = mask ? mask->definingNode() : nullptr;
+  if (!cmp || cmp->numOperands() != 2 ||
+      !(cmp->is("Less") || cmp->is("LessOrEqual") || cmp->is("Greater") || cmp->is("GreaterOrEqual")))
+    return false;
+  std::optional<int> a = indexAxis(cmp->operand(0)), b = indexAxis(cmp->operand(1));
+  if (!a || !b || *a == *b)
+    return false;
+  // Written as `j OP i` (j the key column): swapping the sides flips OP.
+  bool colFirst = *a == 1;
+  bool less = cmp->is("Less") || cmp->is("LessOrEqual"), orEqual = cmp->is("LessOrEqual") || cmp->is("GreaterOrEqual");
+  bool jLessSide = less == colFirst; // j < i or j <= i
+  bool visibleForm = jLessSide && orEqual;  // j <= i
+  bool hiddenForm = !jLessSide && !orEqual; // j > i
+  return inverted ? hiddenForm : visibleForm;
+}
+
+/// Whether `mask` (validated by checkMask) is exactly the causal mask of
+/// scores [B, H, S, S] with q and kv lengths known equal: every leading dim
+/// 1, the last two S, and visible (true, additive 0) exactly where key
+/// j <= query i, masked (false, additive <= -1e4 or -inf) elsewhere; a
+/// constant, or a Trilu / Range comparison built on the sequence length.
+bool isCausalMask(const Value *mask, bool boolMask, bool inverted, const Dim &sq, const Dim &skv) {
+  std::optional<Shape> ms = knownShape(mask);
+  if (!sameDim(sq, skv) || !ms || ms->size() < 2 || !sameDim((*ms)[ms->size() - 2], sq) ||
+      !sameDim(ms->back(), skv))
+    return false;
+  for (size_t i = 0; i + 2 < ms->size(); ++i)
+    if (!(*ms)[i].isValue() || (*ms)[i].getValue() != 1)
+      return false;
+  TensorPtr t = constantTensor(mask);
+  if (!t)
+    return boolMask && ms->size() == 2 && isCausalStructure(mask, inverted);
+  if (!sq.isValue() || !t->isConsistent() || t->numElements() != sq.getValue() * sq.getValue())
+    return false;
+  int64_t n = sq.getValue();
+  std::optional<std::vector<double>> d;
+  if (!boolMask && !(d = toDoubles(*t)))
+    return false;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      size_t at = static_cast<size_t>(i * n + j);
+      bool visible = boolMask ? (t->rawData()[at] != 0) != inverted : (*d)[at] == 0.0;
+      bool hidden = boolMask ? !visible : (*d)[at] <= -1e4;
+      if (j <= i ? !visible : !hidden)
+        return false;
+    }
+  return true;
 }
 
 class FuseScaledDotProductAttention : public Pattern {
@@ -211,10 +316,14 @@ public:
                     (Q[1].isValue() && K[1].isValue() && K[1].getValue() > 0 && Q[1].getValue() % K[1].getValue() == 0);
     if (!headsFit)
       return rewriter.notifyMatchFailure(softmax, "q's heads are not a known multiple of k's");
-    bool expandRows = false;
+    bool expandRows = false, causal = false;
     if (mask) {
       if (const char *reason = checkMask(mask, boolMask, invertMask, *dt, {Q[0], Q[1], Q[2], K[2]}, expandRows))
         return rewriter.notifyMatchFailure(softmax, reason);
+      // A causal mask of square scores is Attention's is_causal (the
+      // upper-left alignment, which is the only one when Sq == Skv).
+      if (isCausalMask(mask, boolMask, invertMask, Q[2], K[2]))
+        causal = true, mask = nullptr, invertMask = expandRows = false;
     }
 
     // Rewrite.
@@ -248,6 +357,8 @@ public:
       operands.push_back(mask);
     Node *att = rewriter.createNodeBefore(pv, "Attention", operands, {pv->result(0)->name() + "_attention"});
     att->setAttr(Attribute::makeFloat("scale", static_cast<float>(scale)));
+    if (causal)
+      att->setAttr(Attribute::makeInt("is_causal", 1));
     att->result(0)->setType(pv->result(0)->type());
     replaceFusedNode(pv, att->result(0), rewriter, "Attention", true);
     eraseDeadChain(chain, rewriter);
@@ -326,7 +437,7 @@ public:
   bool matchAndRewrite(Node *att, Rewriter &rewriter) const override {
     if (att->numOperands() < 3 || att->numOperands() > 4 || att->numResults() != 1 || !att->result(0))
       return rewriter.notifyMatchFailure(att, "not an Attention with q, k, v (and a mask) and one result");
-    if (att->attr("q_num_heads") || att->attr("is_causal") || att->attr("softcap") ||
+    if (att->attr("q_num_heads") || att->attr("softcap") ||
         att->attr("qk_matmul_output_mode"))
       return rewriter.notifyMatchFailure(att, "already 3-D, or with attributes this rewrite does not carry");
     int64_t hq = 0, hk = 0, hv = 0;
@@ -355,6 +466,8 @@ public:
     Node *att3 = rewriter.createNodeBefore(r, "Attention", operands, {r->result(0)->name() + "_attention"});
     if (att->attr("scale"))
       att3->setAttr(Attribute::makeFloat("scale", att->attrFloat("scale", 1.0f)));
+    if (att->attr("is_causal"))
+      att3->setAttr(Attribute::makeInt("is_causal", att->attrInt("is_causal", 0)));
     if (att->attr("softmax_precision"))
       att3->setAttr(Attribute::makeInt("softmax_precision", att->attrInt("softmax_precision", 1)));
     att3->setAttr(Attribute::makeInt("q_num_heads", hq));

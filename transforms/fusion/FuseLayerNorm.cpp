@@ -30,7 +30,6 @@
 //     graph output (d feeds exactly the square and the Div).
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/folding/FoldUtils.h"
 #include "transforms/fusion/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
 #include "transforms/fusion/NormFusionUtils.h"
@@ -63,86 +62,52 @@ public:
     Value *x = sub->operand(0);
     if (!mean1 || !x || mean1->operand(0) != x)
       return rewriter.notifyMatchFailure(div, "the Sub is not x - ReduceMean(x)");
-    Node *addEps = producerOp(sqrt->operand(0), "Add");
-    if (!addEps || addEps->numOperands() != 2)
-      return rewriter.notifyMatchFailure(div, "the Sqrt input is not an Add");
-    size_t varSide = producerOp(addEps->operand(0), "ReduceMean") ? 0 : 1;
-    Node *mean2 = producerOp(addEps->operand(varSide), "ReduceMean");
-    TensorPtr eps = constantTensor(addEps->operand(1 - varSide));
-    std::optional<std::vector<double>> epsValue = eps ? toDoubles(*eps) : std::nullopt;
-    if (!mean2 || !epsValue || epsValue->size() != 1)
-      return rewriter.notifyMatchFailure(div, "the Sqrt input is not ReduceMean(..) + a constant epsilon");
-    Node *square = mean2->operand(0) ? mean2->operand(0)->definingNode() : nullptr;
+    const char *why = nullptr;
+    std::optional<MeanSquarePlusEps> var = matchMeanSquarePlusEps(
+        sqrt->operand(0), sub->result(0), "the variance is not ReduceMean(Pow(d, 2)) or ReduceMean(d * d)", why);
+    if (!var)
+      return rewriter.notifyMatchFailure(div, why);
+    Node *square = var->square, *mean2 = var->mean, *addEps = var->addEps;
     Value *d = sub->result(0);
-    bool isPow = square && square->is("Pow") && square->numOperands() == 2 && square->operand(0) == d &&
-                 isConstantNumber(square->operand(1), 2.0);
-    bool isMul = square && square->is("Mul") && square->numOperands() == 2 && square->operand(0) == d &&
-                 square->operand(1) == d;
-    if (!isPow && !isMul)
-      return rewriter.notifyMatchFailure(div, "the variance is not ReduceMean(Pow(d, 2)) or ReduceMean(d * d)");
     // Uses: every intermediate stays inside the pattern.
     if (!hasSingleNodeUse(mean1->result(0)) || !hasSingleNodeUse(square->result(0)) ||
         !hasSingleNodeUse(mean2->result(0)) || !hasSingleNodeUse(addEps->result(0)) ||
-        !hasSingleNodeUse(sqrt->result(0)) || d->isGraphOutput() || d->useCount() != (isPow ? 2u : 3u))
+        !hasSingleNodeUse(sqrt->result(0)) || d->isGraphOutput() || d->useCount() != (var->isPow ? 2u : 3u))
       return rewriter.notifyMatchFailure(div, "an intermediate value has other users or is a graph output");
 
-    std::optional<Shape> xs = knownShape(x);
-    std::optional<DataType> dt = knownElemType(x);
-    if (!xs || xs->empty())
-      return rewriter.notifyMatchFailure(div, "x's rank is unknown");
-    if (!dt || !isFloatLike(*dt) || eps->dtype() != *dt)
-      return rewriter.notifyMatchFailure(div, "x's element type is unknown, not floating, or not epsilon's");
-    int64_t rank = static_cast<int64_t>(xs->size());
-    if (eps->rank() > rank)
-      return rewriter.notifyMatchFailure(div, "epsilon's rank exceeds x's (it would broadcast the result to a higher rank)");
-    if (isPow) {
-      TensorPtr two = constantTensor(square->operand(1));
-      if (!two || two->rank() > rank)
-        return rewriter.notifyMatchFailure(div, "the exponent's rank exceeds x's (it would broadcast the result to a higher rank)");
-    }
+    Shape xs;
+    if (const char *reason = checkMeanSquareOperands(*var, x, xs))
+      return rewriter.notifyMatchFailure(div, reason);
+    DataType dt = var->eps->dtype();
+    int64_t rank = static_cast<int64_t>(xs.size());
     std::optional<std::vector<int64_t>> axes1 = reduceMeanAxes(*mean1, rank), axes2 = reduceMeanAxes(*mean2, rank);
     if (!axes1 || !axes2 || *axes1 != *axes2)
       return rewriter.notifyMatchFailure(div, "the ReduceMean axes are unknown, differ, or keepdims = 0");
-    int64_t axis = rank - static_cast<int64_t>(axes1->size());
-    for (size_t i = 0; i < axes1->size(); ++i)
-      if ((*axes1)[i] != axis + static_cast<int64_t>(i))
-        return rewriter.notifyMatchFailure(div, "the reduced axes are not the last ones");
+    std::optional<int64_t> axis = firstOfLastAxes(*axes1, rank);
+    if (!axis)
+      return rewriter.notifyMatchFailure(div, "the reduced axes are not the last ones");
 
     // The optional affine tail.
     AffineTail tail = matchAffineTail(div, true);
     Node *last = tail.last;
-    std::vector<int64_t> normDims;
     bool normKnown = true;
-    for (int64_t i = axis; i < rank; ++i) {
-      const Dim &dim = (*xs)[static_cast<size_t>(i)];
-      normKnown = normKnown && dim.isValue();
-      normDims.push_back(dim.isValue() ? dim.getValue() : -1);
-    }
-    if (const char *reason = checkAffineOperand(tail.gamma, normDims, normKnown, rank, *dt))
+    std::vector<int64_t> normDims = normalizedDims(xs, *axis, normKnown);
+    if (const char *reason = checkAffineOperand(tail.gamma, normDims, normKnown, rank, dt))
       return rewriter.notifyMatchFailure(div, reason);
-    if (const char *reason = checkAffineOperand(tail.beta, normDims, normKnown, rank, *dt))
+    if (const char *reason = checkAffineOperand(tail.beta, normDims, normKnown, rank, dt))
       return rewriter.notifyMatchFailure(div, reason);
     if (!tail.gamma && !normKnown)
       return rewriter.notifyMatchFailure(div, "no gamma and the normalized dims are not known (for a Scale of ones)");
 
     // Rewrite.
     Graph &graph = *div->graph();
-    Value *scale = nullptr;
-    if (!tail.gamma) {
-      int64_t n = 1;
-      for (int64_t v : normDims)
-        n *= v;
-      scale = materializeConstant(rewriter, graph, last, x->name() + "_ln_scale",
-                                  fromDoubles(*dt, normDims, std::vector<double>(static_cast<size_t>(n), 1.0)));
-    } else {
-      scale = asNormalizedShape(rewriter, graph, last, tail.gamma, normDims);
-    }
+    Value *scale = scaleOrOnes(rewriter, graph, last, tail.gamma, normDims, dt, x->name() + "_ln_scale");
     std::vector<Value *> operands{x, scale};
     if (tail.beta)
       operands.push_back(asNormalizedShape(rewriter, graph, last, tail.beta, normDims));
     Node *ln = rewriter.createNodeBefore(last, "LayerNormalization", operands, {last->result(0)->name() + "_ln"});
-    ln->setAttr(Attribute::makeInt("axis", axis));
-    ln->setAttr(Attribute::makeFloat("epsilon", static_cast<float>((*epsValue)[0])));
+    ln->setAttr(Attribute::makeInt("axis", *axis));
+    ln->setAttr(Attribute::makeFloat("epsilon", static_cast<float>(var->epsilon)));
     ln->result(0)->setType(last->result(0)->type());
     std::vector<Node *> chain{mean1, sub, square, mean2, addEps, sqrt, step->recip, div, tail.mulGamma, tail.addBeta};
     std::erase(chain, last); // erased by replaceFusedNode

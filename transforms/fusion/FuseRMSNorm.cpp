@@ -26,7 +26,6 @@
 // fuse-layernorm runs first in the default pipeline and takes it whole.
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/folding/FoldUtils.h"
 #include "transforms/fusion/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
 #include "transforms/fusion/NormFusionUtils.h"
@@ -49,57 +48,32 @@ public:
     if (!step)
       return rewriter.notifyMatchFailure(root, "not x / Sqrt(..) or x * Reciprocal(Sqrt(..)) with the Sqrt used once");
     Value *x = step->numerator;
-    Node *addEps = producerOp(step->sqrt->operand(0), "Add");
-    if (!addEps || addEps->numOperands() != 2)
-      return rewriter.notifyMatchFailure(root, "the Sqrt input is not an Add");
-    size_t varSide = producerOp(addEps->operand(0), "ReduceMean") ? 0 : 1;
-    Node *mean = producerOp(addEps->operand(varSide), "ReduceMean");
-    TensorPtr eps = constantTensor(addEps->operand(1 - varSide));
-    std::optional<std::vector<double>> epsValue = eps ? toDoubles(*eps) : std::nullopt;
-    if (!mean || !epsValue || epsValue->size() != 1)
-      return rewriter.notifyMatchFailure(root, "the Sqrt input is not ReduceMean(..) + a constant epsilon");
-    Node *square = mean->operand(0) ? mean->operand(0)->definingNode() : nullptr;
-    bool isPow = square && square->is("Pow") && square->numOperands() == 2 && square->operand(0) == x &&
-                 isConstantNumber(square->operand(1), 2.0);
-    bool isMul = square && square->is("Mul") && square->numOperands() == 2 && square->operand(0) == x &&
-                 square->operand(1) == x;
-    if (!isPow && !isMul)
-      return rewriter.notifyMatchFailure(root, "the mean is not ReduceMean(Pow(x, 2)) or ReduceMean(x * x) of the numerator");
+    const char *why = nullptr;
+    std::optional<MeanSquarePlusEps> ms = matchMeanSquarePlusEps(
+        step->sqrt->operand(0), x, "the mean is not ReduceMean(Pow(x, 2)) or ReduceMean(x * x) of the numerator", why);
+    if (!ms)
+      return rewriter.notifyMatchFailure(root, why);
+    Node *square = ms->square, *mean = ms->mean, *addEps = ms->addEps;
     if (!hasSingleNodeUse(square->result(0)) || !hasSingleNodeUse(mean->result(0)) ||
         !hasSingleNodeUse(addEps->result(0)))
       return rewriter.notifyMatchFailure(root, "an intermediate value has other users or is a graph output");
 
-    std::optional<Shape> xs = knownShape(x);
-    std::optional<DataType> dt = knownElemType(x);
-    if (!xs || xs->empty())
-      return rewriter.notifyMatchFailure(root, "x's rank is unknown");
-    if (!dt || !isFloatLike(*dt) || eps->dtype() != *dt)
-      return rewriter.notifyMatchFailure(root, "x's element type is unknown, not floating, or not epsilon's");
-    int64_t rank = static_cast<int64_t>(xs->size());
-    if (eps->rank() > rank)
-      return rewriter.notifyMatchFailure(root, "epsilon's rank exceeds x's (it would broadcast the result to a higher rank)");
-    if (isPow) {
-      TensorPtr two = constantTensor(square->operand(1));
-      if (!two || two->rank() > rank)
-        return rewriter.notifyMatchFailure(root, "the exponent's rank exceeds x's (it would broadcast the result to a higher rank)");
-    }
+    Shape xs;
+    if (const char *reason = checkMeanSquareOperands(*ms, x, xs))
+      return rewriter.notifyMatchFailure(root, reason);
+    DataType dt = ms->eps->dtype();
+    int64_t rank = static_cast<int64_t>(xs.size());
     std::optional<std::vector<int64_t>> axes = reduceMeanAxes(*mean, rank);
     if (!axes)
       return rewriter.notifyMatchFailure(root, "the ReduceMean axes are unknown or keepdims = 0");
-    int64_t axis = rank - static_cast<int64_t>(axes->size());
-    for (size_t i = 0; i < axes->size(); ++i)
-      if ((*axes)[i] != axis + static_cast<int64_t>(i))
-        return rewriter.notifyMatchFailure(root, "the reduced axes are not the last ones");
+    std::optional<int64_t> axis = firstOfLastAxes(*axes, rank);
+    if (!axis)
+      return rewriter.notifyMatchFailure(root, "the reduced axes are not the last ones");
 
     AffineTail tail = matchAffineTail(root, false);
-    std::vector<int64_t> normDims;
     bool normKnown = true;
-    for (int64_t i = axis; i < rank; ++i) {
-      const Dim &dim = (*xs)[static_cast<size_t>(i)];
-      normKnown = normKnown && dim.isValue();
-      normDims.push_back(dim.isValue() ? dim.getValue() : -1);
-    }
-    if (const char *reason = checkAffineOperand(tail.gamma, normDims, normKnown, rank, *dt))
+    std::vector<int64_t> normDims = normalizedDims(xs, *axis, normKnown);
+    if (const char *reason = checkAffineOperand(tail.gamma, normDims, normKnown, rank, dt))
       return rewriter.notifyMatchFailure(root, reason);
     if (!tail.gamma && !normKnown)
       return rewriter.notifyMatchFailure(root, "no gamma and the normalized dims are not known (for a scale of ones)");
@@ -107,19 +81,10 @@ public:
     // Rewrite.
     Graph &graph = *root->graph();
     Node *last = tail.last;
-    Value *scale = nullptr;
-    if (!tail.gamma) {
-      int64_t n = 1;
-      for (int64_t v : normDims)
-        n *= v;
-      scale = materializeConstant(rewriter, graph, last, x->name() + "_rms_scale",
-                                  fromDoubles(*dt, normDims, std::vector<double>(static_cast<size_t>(n), 1.0)));
-    } else {
-      scale = asNormalizedShape(rewriter, graph, last, tail.gamma, normDims);
-    }
+    Value *scale = scaleOrOnes(rewriter, graph, last, tail.gamma, normDims, dt, x->name() + "_rms_scale");
     Node *rms = rewriter.createNodeBefore(last, "RMSNormalization", {x, scale}, {last->result(0)->name() + "_rms"});
-    rms->setAttr(Attribute::makeInt("axis", axis));
-    rms->setAttr(Attribute::makeFloat("epsilon", static_cast<float>((*epsValue)[0])));
+    rms->setAttr(Attribute::makeInt("axis", *axis));
+    rms->setAttr(Attribute::makeFloat("epsilon", static_cast<float>(ms->epsilon)));
     rms->result(0)->setType(last->result(0)->type());
     std::vector<Node *> chain{square, mean, addEps, step->sqrt, step->recip, root, tail.mulGamma};
     std::erase(chain, last); // erased by replaceFusedNode

@@ -39,6 +39,8 @@
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"
 
+#include <array>
+
 namespace onnxslim {
 
 namespace {
@@ -81,49 +83,57 @@ const char *checkX(const Value *x, int64_t &D) {
   return nullptr;
 }
 
-/// Given a cos/sin value, Result: its first halves (or even entries, when
-/// interleaved) as [S, D/2] values
-/// when it is a constant as the conditions say; nullopt with `reason`.
-std::optional<std::vector<double>> cacheOf(const Value *v, DataType dt, int64_t S, int64_t D, bool interleaved,
-                                           const char *&reason) {
-  TensorPtr t = constantTensor(v);
-  std::optional<std::vector<double>> vals = t && t->dtype() == dt ? toDoubles(*t) : std::nullopt;
-  if (!vals) {
-    reason = "cos/sin is not a constant of x's element type";
-    return std::nullopt;
-  }
-  std::vector<int64_t> dims = t->dims();
-  if (dims.size() > 4 || dims.empty() || dims.back() != D) {
-    reason = "cos/sin's last dim is not the head size (or its rank exceeds 4)";
-    return std::nullopt;
-  }
-  int64_t rows = dims.size() >= 2 ? dims[dims.size() - 2] : 1;
-  for (size_t i = 0; i + 2 < dims.size(); ++i)
-    if (dims[i] != 1) {
-      reason = "cos/sin varies over the batch or the heads";
+/// Given the cos and sin values, Result: their first halves (or even
+/// entries, when interleaved) as the [B, S, D/2] caches of RotaryEmbedding
+/// (repeated over the batch) when both are constants as the conditions
+/// say; nullopt with `reason`.
+std::optional<std::array<std::vector<double>, 2>> cachesOf(const Value *cos, const Value *sin, DataType dt, int64_t B,
+                                                           int64_t S, int64_t D, bool interleaved, const char *&reason) {
+  std::array<std::vector<double>, 2> caches;
+  const Value *tables[2] = {cos, sin};
+  for (size_t k = 0; k < 2; ++k) {
+    TensorPtr t = constantTensor(tables[k]);
+    std::optional<std::vector<double>> vals = t && t->dtype() == dt ? toDoubles(*t) : std::nullopt;
+    if (!vals) {
+      reason = "cos/sin is not a constant of x's element type";
       return std::nullopt;
     }
-  if (rows != S && rows != 1) {
-    reason = "cos/sin's row dim is neither the sequence length nor 1";
-    return std::nullopt;
-  }
-  int64_t half = D / 2;
-  std::vector<double> out;
-  for (int64_t s = 0; s < S; ++s) {
-    int64_t r = rows == 1 ? 0 : s;
-    for (int64_t i = 0; i < half; ++i) {
-      size_t i1 = static_cast<size_t>(r * D + (interleaved ? 2 * i : i));
-      size_t i2 = static_cast<size_t>(r * D + (interleaved ? 2 * i + 1 : i + half));
-      double a = (*vals)[i1], b = (*vals)[i2];
-      if (a != b) {
-        reason = interleaved ? "cos/sin's pairs differ (not an interleaved rotary table)"
-                             : "cos/sin's two halves differ (not a rotate-half table)";
+    std::vector<int64_t> dims = t->dims();
+    if (dims.size() > 4 || dims.empty() || dims.back() != D) {
+      reason = "cos/sin's last dim is not the head size (or its rank exceeds 4)";
+      return std::nullopt;
+    }
+    int64_t rows = dims.size() >= 2 ? dims[dims.size() - 2] : 1;
+    for (size_t i = 0; i + 2 < dims.size(); ++i)
+      if (dims[i] != 1) {
+        reason = "cos/sin varies over the batch or the heads";
         return std::nullopt;
       }
-      out.push_back(a);
+    if (rows != S && rows != 1) {
+      reason = "cos/sin's row dim is neither the sequence length nor 1";
+      return std::nullopt;
     }
+    int64_t half = D / 2;
+    std::vector<double> &out = caches[k];
+    for (int64_t s = 0; s < S; ++s) {
+      int64_t r = rows == 1 ? 0 : s;
+      for (int64_t i = 0; i < half; ++i) {
+        size_t i1 = static_cast<size_t>(r * D + (interleaved ? 2 * i : i));
+        size_t i2 = static_cast<size_t>(r * D + (interleaved ? 2 * i + 1 : i + half));
+        double a = (*vals)[i1], b = (*vals)[i2];
+        if (a != b) {
+          reason = interleaved ? "cos/sin's pairs differ (not an interleaved rotary table)"
+                               : "cos/sin's two halves differ (not a rotate-half table)";
+          return std::nullopt;
+        }
+        out.push_back(a);
+      }
+    }
+    size_t one = out.size();
+    for (int64_t b = 1; b < B; ++b)
+      out.insert(out.end(), out.begin(), out.begin() + static_cast<std::ptrdiff_t>(one));
   }
-  return out;
+  return caches;
 }
 
 /// Given the root, x (checked by checkX), the rotated value and the nodes
@@ -143,20 +153,16 @@ bool fuseRope(Node *root, Value *x, Value *rot, const std::vector<Node *> &head,
   if (!cos || !hasSingleNodeUse(xcos))
     return rewriter.notifyMatchFailure(root, "not Add(Mul(x, cos), Mul(rotated, sin)) with each product used once");
   const char *reason = nullptr;
-  std::optional<std::vector<double>> cc = cacheOf(cos, dt, S, D, interleaved, reason);
-  std::optional<std::vector<double>> sc = cc ? cacheOf(sin, dt, S, D, interleaved, reason) : std::nullopt;
-  if (!cc || !sc)
+  std::optional<std::array<std::vector<double>, 2>> caches = cachesOf(cos, sin, dt, B, S, D, interleaved, reason);
+  if (!caches)
     return rewriter.notifyMatchFailure(root, reason);
 
   // Rewrite: caches [B, S, D/2].
   Graph &graph = *root->graph();
-  std::vector<double> cb, sb;
-  for (int64_t b = 0; b < B; ++b) {
-    cb.insert(cb.end(), cc->begin(), cc->end());
-    sb.insert(sb.end(), sc->begin(), sc->end());
-  }
-  Value *cosCache = materializeConstant(rewriter, graph, add, cos->name() + "_cache", fromDoubles(dt, {B, S, half}, cb));
-  Value *sinCache = materializeConstant(rewriter, graph, add, sin->name() + "_cache", fromDoubles(dt, {B, S, half}, sb));
+  Value *cosCache =
+      materializeConstant(rewriter, graph, add, cos->name() + "_cache", fromDoubles(dt, {B, S, half}, (*caches)[0]));
+  Value *sinCache =
+      materializeConstant(rewriter, graph, add, sin->name() + "_cache", fromDoubles(dt, {B, S, half}, (*caches)[1]));
   Node *rope = rewriter.createNodeBefore(add, "RotaryEmbedding", {x, cosCache, sinCache}, {add->result(0)->name() + "_rope"});
   if (interleaved)
     rope->setAttr(Attribute::makeInt("interleaved", 1));

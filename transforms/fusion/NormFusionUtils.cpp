@@ -87,6 +87,71 @@ std::optional<NormStep> matchNormStep(Node *node) {
   return step;
 }
 
+std::optional<MeanSquarePlusEps> matchMeanSquarePlusEps(Value *sqrtInput, const Value *v, const char *notSquare,
+                                                        const char *&why) {
+  MeanSquarePlusEps m;
+  m.addEps = producerOp(sqrtInput, "Add");
+  if (!m.addEps || m.addEps->numOperands() != 2) {
+    why = "the Sqrt input is not an Add";
+    return std::nullopt;
+  }
+  size_t meanSide = producerOp(m.addEps->operand(0), "ReduceMean") ? 0 : 1;
+  m.mean = producerOp(m.addEps->operand(meanSide), "ReduceMean");
+  m.eps = constantTensor(m.addEps->operand(1 - meanSide));
+  std::optional<std::vector<double>> epsValue = m.eps ? toDoubles(*m.eps) : std::nullopt;
+  if (!m.mean || !epsValue || epsValue->size() != 1) {
+    why = "the Sqrt input is not ReduceMean(..) + a constant epsilon";
+    return std::nullopt;
+  }
+  m.epsilon = (*epsValue)[0];
+  Node *sq = m.mean->operand(0) ? m.mean->operand(0)->definingNode() : nullptr;
+  m.isPow = sq && sq->is("Pow") && sq->numOperands() == 2 && sq->operand(0) == v && isConstantNumber(sq->operand(1), 2.0);
+  bool isMul = sq && sq->is("Mul") && sq->numOperands() == 2 && sq->operand(0) == v && sq->operand(1) == v;
+  if (!m.isPow && !isMul) {
+    why = notSquare;
+    return std::nullopt;
+  }
+  m.square = sq;
+  return m;
+}
+
+const char *checkMeanSquareOperands(const MeanSquarePlusEps &m, const Value *x, Shape &xs) {
+  std::optional<Shape> shape = knownShape(x);
+  std::optional<DataType> dt = knownElemType(x);
+  if (!shape || shape->empty())
+    return "x's rank is unknown";
+  if (!dt || !isFloatLike(*dt) || m.eps->dtype() != *dt)
+    return "x's element type is unknown, not floating, or not epsilon's";
+  int64_t rank = static_cast<int64_t>(shape->size());
+  if (m.eps->rank() > rank)
+    return "epsilon's rank exceeds x's (it would broadcast the result to a higher rank)";
+  if (m.isPow) {
+    TensorPtr two = constantTensor(m.square->operand(1));
+    if (!two || two->rank() > rank)
+      return "the exponent's rank exceeds x's (it would broadcast the result to a higher rank)";
+  }
+  xs = *shape;
+  return nullptr;
+}
+
+std::optional<int64_t> firstOfLastAxes(const std::vector<int64_t> &axes, int64_t rank) {
+  int64_t axis = rank - static_cast<int64_t>(axes.size());
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] != axis + static_cast<int64_t>(i))
+      return std::nullopt;
+  return axis;
+}
+
+std::vector<int64_t> normalizedDims(const Shape &xs, int64_t axis, bool &known) {
+  std::vector<int64_t> dims;
+  known = true;
+  for (size_t i = static_cast<size_t>(axis); i < xs.size(); ++i) {
+    known = known && xs[i].isValue();
+    dims.push_back(xs[i].isValue() ? xs[i].getValue() : -1);
+  }
+  return dims;
+}
+
 AffineTail matchAffineTail(Node *norm, bool withBias) {
   AffineTail tail;
   tail.last = norm;
@@ -134,6 +199,16 @@ Value *asNormalizedShape(Rewriter &rewriter, Graph &graph, Node *before, Value *
     return v;
   auto copy = std::make_shared<Tensor>(t->dtype(), normDims, t->buffer());
   return materializeConstant(rewriter, graph, before, v->name() + "_reshaped", copy);
+}
+
+Value *scaleOrOnes(Rewriter &rewriter, Graph &graph, Node *before, Value *gamma, const std::vector<int64_t> &normDims,
+                   DataType dt, const std::string &base) {
+  if (gamma)
+    return asNormalizedShape(rewriter, graph, before, gamma, normDims);
+  int64_t n = 1;
+  for (int64_t v : normDims)
+    n *= v;
+  return materializeConstant(rewriter, graph, before, base, fromDoubles(dt, normDims, std::vector<double>(static_cast<size_t>(n), 1.0)));
 }
 
 } // namespace onnxslim

@@ -3,8 +3,10 @@
 // What fuse-layernorm and fuse-rmsnorm both ask of a decomposed
 // normalization: the axes a ReduceMean reduces, a one-element constant's
 // value, the normalizing step `n / Sqrt(..)` or `n * Reciprocal(Sqrt(..))`,
-// the optional affine tail (Mul by a constant gamma, Add of a constant
-// beta) and its fit to the normalized shape.
+// the `ReduceMean(Pow(v, 2) or v * v) + epsilon` under its Sqrt and the
+// checks of x against it, the optional affine tail (Mul by a constant
+// gamma, Add of a constant beta), its fit to the normalized shape, and the
+// scale of ones made when gamma is missing.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -41,6 +43,38 @@ struct NormStep {
 /// Reciprocal) read only there; nullopt otherwise.
 std::optional<NormStep> matchNormStep(Node *node);
 
+/// `ReduceMean(Pow(v, 2)) + epsilon` or `ReduceMean(v * v) + epsilon` (the
+/// Add's operands in either order): the variance of a centred v
+/// (fuse-layernorm) or the mean square of v (fuse-rmsnorm).
+struct MeanSquarePlusEps {
+  Node *addEps = nullptr; ///< The Add of epsilon.
+  Node *mean = nullptr;   ///< The ReduceMean.
+  Node *square = nullptr; ///< The Pow(v, 2) or Mul(v, v).
+  bool isPow = false;
+  TensorPtr eps;          ///< The one-element constant epsilon.
+  double epsilon = 0.0;
+};
+
+/// Given the Sqrt's input, the value `v` that must be squared and the
+/// reason to give when the mean is not of Pow(v, 2) or v * v, Result: the
+/// match; nullopt with the reason in `why` otherwise.
+std::optional<MeanSquarePlusEps> matchMeanSquarePlusEps(Value *sqrtInput, const Value *v, const char *notSquare,
+                                                        const char *&why);
+
+/// Given a match and the normalized input x, Execute: checks that x's
+/// rank and floating element type are known and epsilon's, and that the
+/// one-element epsilon and exponent do not exceed x's rank (they would
+/// broadcast the result), Result: null with x's shape in `xs`, or why not.
+const char *checkMeanSquareOperands(const MeanSquarePlusEps &m, const Value *x, Shape &xs);
+
+/// Given sorted reduced axes and x's rank, Result: the first of them when
+/// they are the last ones (axis, .., rank - 1); nullopt otherwise.
+std::optional<int64_t> firstOfLastAxes(const std::vector<int64_t> &axes, int64_t rank);
+
+/// Given x's shape and the first normalized axis, Result: the normalized
+/// dims (-1 where unknown), with `known` telling whether all are numbers.
+std::vector<int64_t> normalizedDims(const Shape &xs, int64_t axis, bool &known);
+
 /// The optional affine tail after a normalization result.
 struct AffineTail {
   Node *last = nullptr;      ///< The last node of the pattern.
@@ -64,5 +98,11 @@ const char *checkAffineOperand(const Value *v, const std::vector<int64_t> &normD
 /// same data and dims `normDims` when its dims differ.
 Value *asNormalizedShape(Rewriter &rewriter, Graph &graph, Node *before, Value *v,
                          const std::vector<int64_t> &normDims);
+
+/// Given a checked gamma (or null), the known normalized dims and x's
+/// element type, Result: asNormalizedShape of gamma, or a new constant of
+/// ones named from `base` when there is no gamma.
+Value *scaleOrOnes(Rewriter &rewriter, Graph &graph, Node *before, Value *gamma, const std::vector<int64_t> &normDims,
+                   DataType dt, const std::string &base);
 
 } // namespace onnxslim

@@ -20,7 +20,9 @@
 //   AttributesToInputs.cpp  attributes that became inputs (Squeeze, Reduce*,
 //                           Split, Pad, Slice, TopK, Clip, Dropout...)
 //   AxisSemantics.cpp       Softmax/LogSoftmax/Hardmax at 13
-//   Normalization.cpp       BatchNormalization (spatial, training outputs)
+//   Normalization.cpp       BatchNormalization (spatial, training outputs),
+//                           GroupNormalization (per-group -> per-channel)
+//   Scan.cpp                Scan-9's removal of the batch axis
 //   Resize.cpp              Upsample -> Resize and Resize's versions
 //   Renamed.cpp             ops replaced or whose attribute values changed
 //                           (Scatter, RoiAlign, GridSample, DFT's axis)
@@ -98,6 +100,9 @@ void registerRenamed(AdapterRegistry &registry);
 /// Legacy broadcasting before 7 (Broadcast.cpp).
 void registerBroadcast(AdapterRegistry &registry);
 
+/// Scan (Scan.cpp).
+void registerScan(AdapterRegistry &registry);
+
 /// Every adapter above, built once.
 const AdapterRegistry &builtinAdapters();
 
@@ -106,10 +111,34 @@ const AdapterRegistry &builtinAdapters();
 /// downgrade may drop it.
 bool isNeutralAttribute(std::string_view op, const Attribute &a);
 
+/// Whether the changelog's deprecation entry of `op` at `sinceVersion` is
+/// really a version with a same-named successor, which ONNX Runtime still
+/// runs: GroupNormalization-18 (deprecated for its per-group scale/bias,
+/// fixed by GroupNormalization-21; onnx/onnx#7939). A model holding one
+/// loads only with --allow-invalid; the driver then upgrades such a node
+/// through its adapter (Normalization.cpp). Nothing is converted down to
+/// it: onnx.checker and our validator reject it.
+bool isSupersededInPlace(std::string_view op, int64_t sinceVersion);
+
 //===--- Helpers shared by the adapter files --------------------------===//
 
 /// "Op 'name'" for messages.
 std::string describe(const Node &node);
+/// "name_what" (or "Op_what" for an unnamed node): the base of the names of
+/// what an adapter makes for the node.
+std::string nodeBase(const Node &node, std::string_view what);
+/// Given a node, an axes-taking op (Squeeze, Unsqueeze), its data and
+/// axes, Execute: creates that op over `x` in its form at the target opset
+/// (axes an attribute before 13, a Constant input from 13, inserted before
+/// `node`), Result: the new node, not yet placed in the graph.
+Node *createAxesOp(Node &node, StepContext &ctx, std::string opType, Value *x, const std::vector<int64_t> &axes,
+                   std::string_view base);
+/// Given a node, one of its results i and a new node `w` (not yet placed)
+/// whose operand 0 is that result, Execute: places `w` right after the
+/// node and moves the result's uses, name, declared type and value_info to
+/// `w`'s result (the model's interface keeps its names), leaving result i
+/// with a fresh name ("name_what") and type `inner`.
+void wrapResult(Node &node, size_t i, Node *w, StepContext &ctx, std::optional<Type> inner, std::string_view what);
 /// Given a node and an operand index, Result: the operand's integer
 /// constant, or nullopt (absent or not constant).
 std::optional<std::vector<int64_t>> constantIntsOperand(const Node &node, size_t i);

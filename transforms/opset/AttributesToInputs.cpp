@@ -40,9 +40,6 @@ namespace {
 
 std::string bump(Node &, StepContext &) { return ""; }
 
-std::string nodeBase(const Node &node, std::string_view what) {
-  return (node.name().empty() ? node.opType() : node.name()) + "_" + std::string(what);
-}
 
 /// Squeeze/Unsqueeze-13, ReduceSum-13, Reduce*-18: axes; Split-13: split.
 template <const char *Name> std::string movesToInput1(Node &node, StepContext &ctx) {

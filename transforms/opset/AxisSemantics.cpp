@@ -34,10 +34,6 @@ namespace opset {
 
 namespace {
 
-std::string nodeBase(const Node &node, std::string_view what) {
-  return (node.name().empty() ? node.opType() : node.name()) + "_" + std::string(what);
-}
-
 std::string axis13(Node &node, StepContext &ctx) {
   bool up = ctx.direction == Direction::Up;
   int64_t axis = node.attrInt("axis", up ? 1 : -1);

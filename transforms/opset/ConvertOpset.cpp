@@ -73,6 +73,7 @@ const AdapterRegistry &builtinAdapters() {
     registerResize(r);
     registerRenamed(r);
     registerBroadcast(r);
+    registerScan(r);
     return r;
   }();
   return registry;
@@ -112,6 +113,38 @@ std::string describe(const Node &node) {
   return node.opType() + (node.name().empty() ? "" : " '" + node.name() + "'");
 }
 
+std::string nodeBase(const Node &node, std::string_view what) {
+  return (node.name().empty() ? node.opType() : node.name()) + "_" + std::string(what);
+}
+
+Node *createAxesOp(Node &node, StepContext &ctx, std::string opType, Value *x, const std::vector<int64_t> &axes,
+                   std::string_view base) {
+  std::vector<Value *> operands{x};
+  if (ctx.target >= 13)
+    operands.push_back(ctx.constantBefore(node, std::string(base) + "_axes", StepContext::int64s(axes)));
+  Node *n = node.graph()->createNode(std::move(opType), operands, {ctx.model.names().fresh(std::string(base))});
+  n->setName(ctx.model.names().fresh(n->result(0)->name() + "_node"));
+  if (ctx.target < 13)
+    n->setAttr(Attribute::makeInts("axes", axes));
+  return n;
+}
+
+void wrapResult(Node &node, size_t i, Node *w, StepContext &ctx, std::optional<Type> inner, std::string_view what) {
+  Value *r = node.result(i);
+  std::string name = r->name();
+  r->setName(ctx.model.names().fresh(name + "_" + std::string(what)));
+  node.graph()->insertAfter(&node, w);
+  Value *out = w->result(0);
+  r->replaceUsesWithIf(out, [&](Use &u) { return u.owner() != w; });
+  out->setType(r->type());
+  out->valueInfoOrder = r->valueInfoOrder;
+  out->info = std::move(r->info);
+  r->valueInfoOrder = Value::kNoValueInfo;
+  r->info = {};
+  out->setName(name);
+  r->setType(std::move(inner));
+}
+
 std::optional<std::vector<int64_t>> constantIntsOperand(const Node &node, size_t i) {
   return node.operand(i) ? constantInts(node.operand(i)) : std::nullopt;
 }
@@ -137,8 +170,7 @@ bool attributeToInput(Node &node, StepContext &ctx, std::string_view name, size_
   const Attribute *a = node.attr(name);
   if (!a)
     return false;
-  Value *v = ctx.constantBefore(node, (node.name().empty() ? node.opType() : node.name()) + "_" + std::string(name),
-                                StepContext::int64s(a->ints));
+  Value *v = ctx.constantBefore(node, nodeBase(node, name), StepContext::int64s(a->ints));
   node.removeAttr(name);
   if (node.numOperands() <= index)
     node.resizeOperands(index + 1);
@@ -282,6 +314,7 @@ std::string ConvertOpsetPass::fitSchema(Node &node, int64_t version, Direction d
   for (const std::string &n : drop)
     node.removeAttr(n);
   trimOperands(node);
+  node.trimResults();
   int64_t in = static_cast<int64_t>(node.numOperands());
   if (s->maxInputs != OpSchema::kUnbounded && in > s->maxInputs)
     return "it has " + std::to_string(in) + " inputs; " + node.opType() + "-" + std::to_string(s->sinceVersion) +
@@ -305,6 +338,10 @@ std::string ConvertOpsetPass::fitSchema(Node &node, int64_t version, Direction d
 std::string ConvertOpsetPass::convertNode(Node &node, Model &model, int64_t from) {
   const AdapterRegistry &adapters = builtinAdapters();
   const OpSchema *start = lookupOpSchema("", node.opType(), from);
+  // A version deprecated in place (GroupNormalization-18) is left upward.
+  if (const OpSchema *dep = findOpSchemaVersion("", node.opType(), from);
+      !start && dep && dep->deprecated && isSupersededInPlace(node.opType(), dep->sinceVersion))
+    start = dep;
   if (!start)
     return node.opType() + " is not an operator of opset " + std::to_string(from);
   int64_t version = start->sinceVersion; // the since-version the node is at

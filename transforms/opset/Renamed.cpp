@@ -14,6 +14,10 @@
 //   ScatterElements   Scatter before 11                        downgrade: renamed
 //   Shape-15          start, end attributes                    downgrade: Shape
 //                                                               then Slice
+//   Trilu-14          new                                      downgrade: Where(
+//                                                               constant mask, x, 0)
+//                                                               for known last two
+//                                                               dims and constant k
 //   Before (opset 10):                 After (target=16):
 //     y = RoiAlign(x, rois, idx)         y = RoiAlign<coordinate_transformation_mode =
 //                                                     "output_half_pixel">(x, rois, idx)
@@ -69,7 +73,7 @@ std::string gridSample20(Node &node, StepContext &ctx) {
 /// DFT-17 (axis attribute, default 1) <-> DFT-20 (axis input 2, default -2).
 std::string dft20(Node &node, StepContext &ctx) {
   if (ctx.direction == Direction::Up) {
-    Value *axis = ctx.constantBefore(node, (node.name().empty() ? "DFT" : node.name()) + "_axis",
+    Value *axis = ctx.constantBefore(node, nodeBase(node, "axis"),
                                      StepContext::int64s({node.attrInt("axis", 1)}, /*scalar=*/true));
     node.removeAttr("axis");
     node.resizeOperands(3);
@@ -107,10 +111,48 @@ std::string castLikeToCast(Node &node, StepContext &) {
   return "";
 }
 
+/// Trilu-14 -> Where(mask, x, 0) (before 14): the mask is a constant
+/// [N, M] over the last two dims (known), true where j - i >= k (upper) or
+/// j - i <= k (lower), k a constant (0 when omitted); broadcast over the
+/// leading dims.
+std::string triluToWhere(Node &node, StepContext &ctx) {
+  Value *x = node.operand(0);
+  std::optional<Shape> s = x ? knownShape(x) : std::nullopt;
+  std::optional<DataType> t = x ? knownElemType(x) : std::nullopt;
+  if (!s || s->size() < 2 || !(*s)[s->size() - 2].isValue() || !s->back().isValue())
+    return "its input's last two dims are not known (for a constant mask)";
+  if (!t || elementSize(*t) == 0)
+    return "its input's element type is unknown or has no fixed size (for the zero)";
+  int64_t k = 0;
+  if (node.numOperands() > 1 && node.operand(1)) {
+    std::optional<std::vector<int64_t>> kv = constantIntsOperand(node, 1);
+    if (!kv || kv->size() != 1)
+      return "its k is not a constant";
+    k = (*kv)[0];
+  }
+  bool upper = node.attrInt("upper", 1) != 0;
+  int64_t rows = (*s)[s->size() - 2].getValue(), cols = s->back().getValue();
+  std::vector<uint8_t> mask(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      mask[static_cast<size_t>(i * cols + j)] = upper ? j - i >= k : j - i <= k;
+  Value *m = ctx.constantBefore(node, nodeBase(node, "mask"), Tensor::fromValues(DataType::Bool, {rows, cols}, mask));
+  std::vector<uint8_t> zero(elementSize(*t), 0);
+  Value *z = ctx.constantBefore(node, nodeBase(node, "zero"), Tensor::fromValues(*t, {}, zero));
+  clearOperand(node, 1);
+  node.removeAttr("upper");
+  node.setOpType("Where");
+  node.resizeOperands(3);
+  node.setOperand(0, m);
+  node.setOperand(1, x);
+  node.setOperand(2, z);
+  return "";
+}
+
 /// HardSwish-14 -> x * HardSigmoid<alpha = 1/6, beta = 0.5>(x) (before 14).
 std::string hardSwishExpanded(Node &node, StepContext &ctx) {
   Value *x = node.operand(0);
-  Node *hs = ctx.nodeBefore(node, "HardSigmoid", {x}, (node.name().empty() ? "HardSwish" : node.name()) + "_gate");
+  Node *hs = ctx.nodeBefore(node, "HardSigmoid", {x}, nodeBase(node, "gate"));
   hs->setAttr(Attribute::makeFloat("alpha", 1.0f / 6.0f));
   hs->setAttr(Attribute::makeFloat("beta", 0.5f));
   node.setOpType("Mul");
@@ -135,10 +177,9 @@ std::string shape15(Node &node, StepContext &ctx) {
     node.removeAttr("start");
     return "";
   }
-  Node *whole = ctx.nodeBefore(node, "Shape", {node.operand(0)}, (node.name().empty() ? "Shape" : node.name()) + "_whole");
-  std::string base = node.name().empty() ? "Shape" : node.name();
-  Value *starts = ctx.constantBefore(node, base + "_start", StepContext::int64s({start}));
-  Value *ends = ctx.constantBefore(node, base + "_end", StepContext::int64s({end ? end->i : INT64_MAX}));
+  Node *whole = ctx.nodeBefore(node, "Shape", {node.operand(0)}, nodeBase(node, "whole"));
+  Value *starts = ctx.constantBefore(node, nodeBase(node, "start"), StepContext::int64s({start}));
+  Value *ends = ctx.constantBefore(node, nodeBase(node, "end"), StepContext::int64s({end ? end->i : INT64_MAX}));
   node.attributes().clear();
   node.setOpType("Slice");
   node.resizeOperands(3);
@@ -159,6 +200,7 @@ void registerRenamed(AdapterRegistry &r) {
   r.add("HardSwish", 14, Direction::Down, hardSwishExpanded);
   r.add("ScatterElements", 11, Direction::Down, elementsToScatter);
   r.addBoth("Shape", 15, shape15);
+  r.add("Trilu", 14, Direction::Down, triluToWhere);
 }
 
 } // namespace opset

@@ -34,10 +34,6 @@ namespace opset {
 
 namespace {
 
-std::string nodeBase(const Node &node, std::string_view what) {
-  return (node.name().empty() ? node.opType() : node.name()) + "_" + std::string(what);
-}
-
 TensorPtr emptyFloats() { return Tensor::fromValues(DataType::Float, {0}, std::vector<float>{}); }
 
 std::string upsample9(Node &node, StepContext &ctx) {

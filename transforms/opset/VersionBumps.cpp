@@ -17,10 +17,13 @@
 // what is listed below: negative axes became legal at 11 (a downgrade
 // normalizes them with the input's known rank, or refuses), a per-axis
 // QuantizeLinear/DequantizeLinear scale at 13, the reductions ScatterND and
-// ScatterElements got at 18 (max, min), Pad's wrap mode at 19.
+// ScatterElements got at 18 (max, min), Pad's wrap mode at 19, Reshape's
+// allowzero = 1 at 14 (dropped going down when the shape is a constant
+// without 0), RNN/GRU/LSTM's layout = 1 at 14 (batch first: going down,
+// Transposes turn inputs and results to and from sequence first).
 //
-// Steps that are not listed (Scan-9's batch axis, GroupNormalization-21's
-// per-channel scale, DFT-20's axis input, and those with their own files)
+// Steps that are not listed (DFT-20's axis input, and those with their own
+// files: Scan-9's batch axis, GroupNormalization-21's per-channel scale...)
 // have no adapter here.
 //
 //===----------------------------------------------------------------------===//
@@ -70,6 +73,55 @@ std::string nonNegativeAxes(Node &node, StepContext &ctx) {
     else
       a->ints = axes;
   }
+  return "";
+}
+
+/// Downgrade below 14: allowzero = 1 (a 0 in the shape is a zero dim, not
+/// "copy the input's dim") means the same as its absence when the shape is
+/// a constant without 0, and is then dropped; otherwise the driver refuses
+/// the attribute.
+std::string allowzero14(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up || node.attrInt("allowzero", 0) == 0)
+    return "";
+  std::optional<std::vector<int64_t>> shape = constantIntsOperand(node, 1);
+  if (shape && std::find(shape->begin(), shape->end(), 0) == shape->end())
+    node.removeAttr("allowzero");
+  return "";
+}
+
+/// Given a node, an operand index and a permutation, Execute: puts a
+/// Transpose by `perm` on that operand (when present).
+void transposeOperand(Node &node, StepContext &ctx, size_t i, const std::vector<int64_t> &perm) {
+  if (i >= node.numOperands() || !node.operand(i))
+    return;
+  Node *t = ctx.nodeBefore(node, "Transpose", {node.operand(i)}, nodeBase(node, "seq_first"));
+  t->setAttr(Attribute::makeInts("perm", perm));
+  node.setOperand(i, t->result(0));
+}
+
+/// Downgrade below 14: RNN/GRU/LSTM with layout = 1 (batch first) become
+/// the sequence-first form between Transposes:
+///   X [B, S, I] and initial_h/initial_c [B, dirs, H] in by perm [1, 0, 2];
+///   Y [S, dirs, B, H] out by perm [2, 0, 1, 3] to [B, S, dirs, H];
+///   Y_h/Y_c [dirs, B, H] out by perm [1, 0, 2].
+std::string layout14(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up || node.attrInt("layout", 0) == 0)
+    return "";
+  transposeOperand(node, ctx, 0, {1, 0, 2});
+  transposeOperand(node, ctx, 5, {1, 0, 2});
+  if (node.is("LSTM"))
+    transposeOperand(node, ctx, 6, {1, 0, 2});
+  for (size_t i = node.numResults(); i-- > 0;) {
+    Value *r = node.result(i);
+    if (!r)
+      continue;
+    std::vector<int64_t> perm = i == 0 ? std::vector<int64_t>{2, 0, 1, 3} : std::vector<int64_t>{1, 0, 2};
+    Node *t = node.graph()->createNode("Transpose", {r}, {ctx.model.names().fresh(nodeBase(node, "batch_first"))});
+    t->setName(ctx.model.names().fresh(t->result(0)->name() + "_node"));
+    t->setAttr(Attribute::makeInts("perm", perm));
+    wrapResult(node, i, t, ctx, std::nullopt, "seq_first");
+  }
+  node.removeAttr("layout");
   return "";
 }
 
@@ -217,6 +269,9 @@ void registerVersionBumps(AdapterRegistry &r) {
   r.addBoth("ScatterElements", 18, noMinMaxReduction);
   r.addBoth("ScatterND", 18, noMinMaxReduction);
   r.addBoth("Pad", 19, noWrapPad);
+  r.addBoth("Reshape", 14, allowzero14);
+  for (const char *op : {"RNN", "GRU", "LSTM"})
+    r.addBoth(op, 14, layout14);
 }
 
 } // namespace opset

@@ -129,10 +129,11 @@ class Block:
         t = self.op(f"Transpose <perm = [0, 2, 1, 3]> ({x})", "bshd")
         return self.op(f"Reshape({t}, {self.ints('ms', [self.B, S, E])})", "merged")
 
-    def write(self, inputs, outputs, expect, about):
+    def write(self, inputs, outputs, expect, about, expect_text=()):
         text = "".join(f"# {line}\n" for line in about.strip().splitlines())
         text += "# Written by generate.py (seeded weights); do not edit by hand.\n"
         text += f"# EXPECT-OPS: {' '.join(expect)}\n"
+        text += "".join(f"# EXPECT-TEXT: {t}\n" for t in expect_text)
         text += f'<ir_version: 10, opset_import: ["" : {self.opset}]>\n'
         text += f"{self.name} ({', '.join(inputs)}) => ({', '.join(outputs)}) <\n  "
         text += ",\n  ".join(self.inits) + "\n> {\n" + "\n".join(self.nodes) + "\n}\n"
@@ -186,7 +187,7 @@ def gpt():
             """GPT-like pre-LN decoder block: one fused qkv projection split three
 ways, q pre-scaled by 1/sqrt(D), k^T as Transpose [0,1,3,2], a causal mask
 built from ConstantOfShape / Trilu / Cast and applied with Where(.., min
-float), tanh GELU with Pow(x, 3). Opset 23.""")
+float), tanh GELU with Pow(x, 3). Opset 23.""", ["is_causal = 1"])
 
 
 def vit():
@@ -247,7 +248,7 @@ def llama():
             """Llama-like block: RMSNorm (Pow / ReduceMean / Add / Sqrt / Reciprocal /
 Mul by the weight), q/k/v projections without bias, rotary embedding in
 the rotate-half form (Slice / Neg / Concat, cos/sin tables [S, D]), an
-additive causal mask [S, S] of 0 / -inf, SwiGLU MLP. Opset 23.""")
+additive causal mask [S, S] of 0 / -inf, SwiGLU MLP. Opset 23.""", ["is_causal = 1"])
 
 
 def gptj():
@@ -308,7 +309,7 @@ def gptj():
 interleaved rotary embedding (even/odd Slices, Unsqueeze/Concat/Reshape,
 tables [1, 1, S, D] with repeated pairs), a causal mask from Range /
 Unsqueeze / LessOrEqual applied with Where(.., -1e9) before the Div by
-sqrt(D), tanh GELU with the cube as x * x * x. Opset 23.""")
+sqrt(D), tanh GELU with the cube as x * x * x. Opset 23.""", ["is_causal = 1"])
 
 
 if __name__ == "__main__":
