@@ -8,6 +8,7 @@
 #include "transforms/ModelCheck.h"
 
 #include "ir/IR.h"
+#include "runtime/BufferPool.h"
 #include "runtime/Compare.h"
 #include "runtime/Inputs.h"
 #include "runtime/Interpreter.h"
@@ -277,6 +278,9 @@ private:
     return true;
   }
 
+  /// The reference run's freed blocks stay warm for the candidate runs
+  /// (a first run page-faults every result it writes; see runtime/BufferPool.h).
+  rt::BufferPoolScope bufferPool_;
   ModelCheckOptions options_;
   /// Per sample: the inputs, and the reference model's outputs on them.
   std::vector<std::vector<rt::RtValue>> inputs_;
