@@ -660,8 +660,21 @@ template <typename T> void addRowBias(int64_t M, int64_t N, const T *bias, T *C,
   }
 }
 
-/// Multiply-adds of one (NC, KC) step below which it runs on one thread.
-constexpr int64_t kParallelMinWork = int64_t(1) << 18;
+/// Fewest columns of a part when a product is split by columns.
+constexpr int64_t kMinPartColumns = 128;
+
+/// Given the pool size and a product's shape, Result: how many column
+/// ranges to run it as (1: do not split), up to four per thread. Only from outside a pool task,
+/// and only when every part keeps kMinPartColumns columns (so the K slice,
+/// which MLAS's rule shortens for narrow products, is the same either way).
+int64_t columnParts(int threads, int64_t M, int64_t N, int64_t K, int64_t NR) {
+  if (threads <= 1 || !worthSplitting(M * N * K, M * K + K * N + M * N))
+    return 1;
+  // Several parts per thread, so that a late worker leaves its share to
+  // the others instead of holding them up.
+  int64_t parts = std::min<int64_t>(4 * threads, N / std::max(kMinPartColumns, NR));
+  return std::max<int64_t>(parts, 1);
+}
 
 /// The blocked product. With `prepacked`, op(B) is not read from B: its
 /// panels come ready from `prepacked` (see gemmPackedB in Gemm.h). With
@@ -670,7 +683,7 @@ constexpr int64_t kParallelMinWork = int64_t(1) << 18;
 template <typename T>
 void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha, const T *A,
               int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc,
-              const T *prepacked = nullptr, const T *rowBias = nullptr) {
+              const T *prepacked = nullptr, const T *rowBias = nullptr, int64_t kSlice = 0) {
   if (M <= 0 || N <= 0)
     return;
   if (K <= 0 || alpha == T(0)) {
@@ -693,7 +706,24 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
 
   const Engine<T> engine = engineFor<T>(currentIsa());
   const int64_t MR = engine.MR, NR = engine.NR;
-  const int64_t KC = sliceK(engine.KC, N), MC = engine.MC, NC = engine.NC;
+  const int64_t KC = kSlice > 0 ? kSlice : sliceK(engine.KC, N), MC = engine.MC, NC = engine.NC;
+  const int threads = threadCount();
+  // Wide products are split by columns first: a few tasks per thread, each
+  // packing its own B panels and running the whole K loop for its columns
+  // (the K slice stays the one of the full product, so every element sees
+  // the same operations as on one thread).
+  if (int64_t parts = columnParts(threads, M, N, K, NR); parts > 1) {
+    const int64_t panels = (N + NR - 1) / NR;
+    parallelFor(parts, [&](int64_t t) {
+      int64_t j0 = panels * t / parts * NR, j1 = std::min(N, panels * (t + 1) / parts * NR);
+      if (j1 <= j0)
+        return;
+      const T *b = prepacked ? nullptr : transB ? B + j0 * ldb : B + j0;
+      gemmImpl<T>(transA, transB, M, j1 - j0, K, alpha, A, lda, b, ldb, beta, C + j0, ldc,
+                  prepacked ? prepacked + j0 * K : nullptr, rowBias, KC);
+    });
+    return;
+  }
   thread_local AlignedVector<T> packedB;
   int64_t ncMax = std::min(NC, (N + NR - 1) / NR * NR);
   int64_t mcMax = std::min(MC, (M + MR - 1) / MR * MR);
@@ -701,7 +731,6 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
   if (!prepacked && packedB.size() < static_cast<size_t>(ncMax * kcMax))
     packedB.resize(static_cast<size_t>(ncMax * kcMax));
   const int64_t icBlocks = (M + MC - 1) / MC;
-  const int threads = threadCount();
 
   for (int64_t jc = 0; jc < N; jc += NC) {
     int64_t nc = std::min(NC, N - jc);
@@ -714,7 +743,7 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
       // of C, every element computed as a single thread would.
       const int64_t panels = (nc + NR - 1) / NR;
       int64_t chunks = 1;
-      if (threads > 1 && M * nc * kc >= kParallelMinWork)
+      if (threads > 1 && worthSplitting(M * nc * kc, M * kc + kc * nc + M * nc))
         chunks = std::min<int64_t>(panels, (2 * threads + icBlocks - 1) / icBlocks);
       const T *bStep = prepacked ? nullptr : packedB.data();
       auto tile = [&](int64_t t) {
@@ -856,16 +885,20 @@ __attribute__((target("avx512f"))) void multiTapAvx512Fixed(int64_t n, const flo
 template <typename T>
 void gemmPackedImpl(bool transA, int64_t M, int64_t N, int64_t K, T alpha, const T *A,
                     int64_t lda, const T *Bp, int64_t width, T beta, T *C, int64_t ldc,
-                    const T *rowBias) {
-  if (width == engineFor<T>(currentIsa()).NR) {
-    gemmImpl<T>(transA, false, M, N, K, alpha, A, lda, nullptr, 0, beta, C, ldc, Bp, rowBias);
+                    const T *rowBias, int64_t sliceColumns) {
+  const Engine<T> engine = engineFor<T>(currentIsa());
+  const int64_t kSlice = sliceColumns > 0 ? sliceK(engine.KC, sliceColumns) : 0;
+  if (width == engine.NR) {
+    gemmImpl<T>(transA, false, M, N, K, alpha, A, lda, nullptr, 0, beta, C, ldc, Bp, rowBias,
+                kSlice);
     return;
   }
   std::vector<T> B(static_cast<size_t>(std::max<int64_t>(K * N, 0)));
   for (int64_t j = 0; j < N; ++j)
     for (int64_t k = 0; k < K; ++k)
       B[static_cast<size_t>(k * N + j)] = Bp[(j / width) * K * width + k * width + j % width];
-  gemmImpl<T>(transA, false, M, N, K, alpha, A, lda, B.data(), N, beta, C, ldc, nullptr, rowBias);
+  gemmImpl<T>(transA, false, M, N, K, alpha, A, lda, B.data(), N, beta, C, ldc, nullptr, rowBias,
+              kSlice);
 }
 
 } // namespace
@@ -888,14 +921,16 @@ template <> int64_t gemmPanelWidth<double>() { return engineFor<double>(currentI
 
 void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                  int64_t lda, const float *Bp, int64_t panelWidth, float beta, float *C,
-                 int64_t ldc, const float *rowBias) {
-  gemmPackedImpl<float>(transA, M, N, K, alpha, A, lda, Bp, panelWidth, beta, C, ldc, rowBias);
+                 int64_t ldc, const float *rowBias, int64_t sliceColumns) {
+  gemmPackedImpl<float>(transA, M, N, K, alpha, A, lda, Bp, panelWidth, beta, C, ldc, rowBias,
+                      sliceColumns);
 }
 
 void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, double alpha, const double *A,
                  int64_t lda, const double *Bp, int64_t panelWidth, double beta, double *C,
-                 int64_t ldc, const double *rowBias) {
-  gemmPackedImpl<double>(transA, M, N, K, alpha, A, lda, Bp, panelWidth, beta, C, ldc, rowBias);
+                 int64_t ldc, const double *rowBias, int64_t sliceColumns) {
+  gemmPackedImpl<double>(transA, M, N, K, alpha, A, lda, Bp, panelWidth, beta, C, ldc, rowBias,
+                      sliceColumns);
 }
 
 void multiTapRow(int64_t n, int64_t taps, const float *const *src, const float *w, float bias,

@@ -47,13 +47,16 @@ template <> int64_t gemmPanelWidth<double>();
 /// gemmPanelWidth), Execute: C = alpha*op(A)*B + beta*C without reading or
 /// packing a row-major B (convolution writes its column matrix this way).
 /// A width other than the active engine's is accepted (slower path).
-/// `rowBias` as in sgemm.
+/// `rowBias` as in sgemm. `sliceColumns`, when > 0, is the column count
+/// whose K slice the engine uses instead of N's: a caller that computes one
+/// product as several column ranges passes the whole product's, so that
+/// every range rounds as the whole would, however it was cut.
 void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                  int64_t lda, const float *Bp, int64_t panelWidth, float beta, float *C,
-                 int64_t ldc, const float *rowBias = nullptr);
+                 int64_t ldc, const float *rowBias = nullptr, int64_t sliceColumns = 0);
 void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, double alpha, const double *A,
                  int64_t lda, const double *Bp, int64_t panelWidth, double beta, double *C,
-                 int64_t ldc, const double *rowBias = nullptr);
+                 int64_t ldc, const double *rowBias = nullptr, int64_t sliceColumns = 0);
 
 /// Given `taps` input rows (src[t][i] is tap t's input for output i) and
 /// their weights, Execute: y[i] = sum_t w[t] * src[t][i] + bias for i < n,

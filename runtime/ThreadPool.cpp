@@ -1,18 +1,32 @@
 //===- runtime/ThreadPool.cpp - The interpreter's worker threads ----------===//
 //
-// Workers sleep on a condition variable until a job is posted; a job is a
-// task function, a count and an atomic cursor from which every thread
-// (workers and the poster) claims the next index until none are left. The
-// poster waits until every claimed task has finished and every worker has
-// left the job (so the next job's fields are never read half-set, and no
-// stale index is claimed against them). One job at a time: a
-// parallelFor posted while another runs (from a task, or from a second
-// thread of the embedding program) runs its tasks inline.
+// Workers wait for a job; a job is a task function, a count and an atomic
+// cursor from which every thread (workers and the poster) claims the next
+// index until none are left. The poster waits until every claimed task has
+// finished and every worker has left the job (so the next job's fields are
+// never read half-set, and no stale index is claimed against them). One job
+// at a time: a parallelFor posted while another runs (from a task, or from a
+// second thread of the embedding program) runs its tasks inline.
+//
+// Waiting spins first: a worker polls for the next job for kSpinMicros
+// before it sleeps on the condition variable, and the poster polls for the
+// job's end before it sleeps. A model posts jobs a few hundred microseconds
+// apart (one per convolution or large product); sleeping and being woken
+// through the kernel for each costs tens of microseconds on a virtual
+// machine, which on the bench machine made two threads slower than one.
+// While a KeepWorkersSpinning scope is open (the interpreter holds one for
+// a whole run), an awake worker polls without a deadline, as ONNX Runtime's
+// do during a session run, and for kSpinMicros after the scope closes (so
+// runs back to back keep it awake): the second core is busy, but only the
+// first job waits for a wake-up. A run that posts no job wakes nobody. Job fields are still only written and read under
+// the mutex, so the spinning reads are hints: every decision is taken
+// again under the lock.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/ThreadPool.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -23,6 +37,38 @@ namespace onnxslim::rt {
 
 namespace {
 
+/// How long a waiting thread polls before it sleeps.
+constexpr int64_t kSpinMicros = 200;
+
+/// Open KeepWorkersSpinning scopes: while there is one, idle workers poll
+/// without a deadline.
+std::atomic<int> spinScopes{0};
+
+/// One polling step (a pause instruction where there is one).
+inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+/// Given a condition, Execute: polls it for up to kSpinMicros, Result:
+/// whether it became true (false: the caller should block).
+template <typename Cond> bool spinUntil(Cond cond) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (cond())
+        return true;
+      relax();
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (spinScopes.load(std::memory_order_relaxed) > 0)
+      deadline = now + std::chrono::microseconds(kSpinMicros);
+    else if (now >= deadline)
+      return cond();
+  }
+}
+
 class Pool {
 public:
   explicit Pool(int threads) {
@@ -32,7 +78,7 @@ public:
   ~Pool() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
+      stop_.store(true);
     }
     wake_.notify_all();
     for (std::thread &t : workers_)
@@ -56,18 +102,24 @@ public:
       // No worker is inside claim() (a late one may still be leaving the
       // last job): the job fields are ours to set.
       std::unique_lock<std::mutex> lock(mutex_);
-      done_.wait(lock, [&] { return active_ == 0; });
+      ++waiters_;
+      done_.wait(lock, [&] { return active_.load() == 0; });
+      --waiters_;
       task_ = &task;
       count_ = n;
       next_.store(0);
-      finished_ = 0;
-      ++generation_;
+      finished_.store(0);
+      generation_.fetch_add(1);
+      if (sleepers_ > 0)
+        wake_.notify_all();
     }
-    wake_.notify_all();
     int64_t mine = claim();
+    finished_.fetch_add(mine);
+    spinUntil([&] { return finished_.load() == count_ && active_.load() == 0; });
     std::unique_lock<std::mutex> lock(mutex_);
-    finished_ += mine;
-    done_.wait(lock, [&] { return finished_ == count_ && active_ == 0; });
+    ++waiters_;
+    done_.wait(lock, [&] { return finished_.load() == count_ && active_.load() == 0; });
+    --waiters_;
     task_ = nullptr;
   }
 
@@ -84,33 +136,39 @@ private:
 
   void work() {
     uint64_t seen = 0;
-    std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_)
+      spinUntil([&] { return stop_.load() || generation_.load() != seen; });
+      std::unique_lock<std::mutex> lock(mutex_);
+      ++sleepers_;
+      wake_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
+      --sleepers_;
+      if (stop_.load())
         return;
-      seen = generation_;
-      ++active_;
+      seen = generation_.load();
+      active_.fetch_add(1);
       lock.unlock();
       int64_t ran = claim();
       lock.lock();
-      finished_ += ran;
-      --active_;
-      done_.notify_all();
+      finished_.fetch_add(ran);
+      active_.fetch_sub(1);
+      if (waiters_ > 0)
+        done_.notify_all();
     }
   }
 
   std::vector<std::thread> workers_;
   std::mutex busy_;  ///< held by the thread whose job runs
-  std::mutex mutex_; ///< guards the job fields below
+  std::mutex mutex_; ///< guards the job fields below; the atomics change under it too
   std::condition_variable wake_, done_;
   const std::function<void(int64_t)> *task_ = nullptr;
   int64_t count_ = 0;
   std::atomic<int64_t> next_{0};
-  int64_t finished_ = 0;
-  int active_ = 0; ///< workers inside claim()
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::atomic<int64_t> finished_{0}; ///< tasks of the job that have returned
+  std::atomic<int> active_{0};       ///< workers inside claim()
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stop_{false};
+  int sleepers_ = 0; ///< workers blocked on wake_
+  int waiters_ = 0;  ///< posters blocked on done_
 };
 
 int coreCount() {
@@ -150,6 +208,24 @@ void setThreadCount(int threads) {
 }
 
 int threadCount() { return currentPool()->size(); }
+
+bool insideParallelTask() { return insideTask; }
+
+bool worthSplitting(int64_t multiplyAdds, int64_t elementsMoved) {
+  return multiplyAdds >= kParallelMinMultiplyAdds &&
+         multiplyAdds >= kParallelMinIntensity * elementsMoved && !insideTask &&
+         threadCount() > 1;
+}
+
+KeepWorkersSpinning::KeepWorkersSpinning() : active_(threadCount() > 1) {
+  if (active_)
+    spinScopes.fetch_add(1);
+}
+
+KeepWorkersSpinning::~KeepWorkersSpinning() {
+  if (active_)
+    spinScopes.fetch_sub(1);
+}
 
 void parallelFor(int64_t n, const std::function<void(int64_t)> &task) {
   if (n <= 0)

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 
@@ -33,5 +34,69 @@ int threadCount();
 /// Given n tasks, Execute: runs task(i) for every i in [0, n) across the
 /// pool, Result: after all have returned. Tasks must not throw.
 void parallelFor(int64_t n, const std::function<void(int64_t)> &task);
+
+/// While one lives (and the pool has workers), idle workers poll for the
+/// next job instead of sleeping after a short spin: a program about to post
+/// many jobs in a row (the interpreter, for one run) holds one.
+class KeepWorkersSpinning {
+public:
+  KeepWorkersSpinning();
+  ~KeepWorkersSpinning();
+  KeepWorkersSpinning(const KeepWorkersSpinning &) = delete;
+  KeepWorkersSpinning &operator=(const KeepWorkersSpinning &) = delete;
+
+private:
+  bool active_;
+};
+
+/// Whether the calling thread runs a parallelFor task (its own parallelFor
+/// calls then run inline): kernels use it to skip splitting work for threads.
+bool insideParallelTask();
+
+/// Elements of an elementwise loop below which parallelSpans stays on one
+/// thread: 32 MB of floats, more than a last-level cache. A smaller tensor
+/// was usually just written by the calling thread and sits in its core's
+/// caches; a worker on another core (on the bench machine, another core
+/// complex) fetches its half from there more slowly than the caller reads
+/// the whole (measured: residual Adds of 1.5 MB took twice as long split).
+constexpr int64_t kParallelMinElements = int64_t{1} << 23;
+
+/// Multiply-adds of a product or convolution below which it stays on one
+/// thread (about 50-100 microseconds of work: below that, the job's
+/// hand-off and the caches the worker must warm cost about what the split
+/// saves; measured on the small real models, e.g. vad_v5's 0.3 ms run).
+constexpr int64_t kParallelMinMultiplyAdds = int64_t{1} << 23;
+
+/// Multiply-adds per element read or written below which a product or
+/// convolution stays on one thread, for the same reason: a 1x1 convolution
+/// over 24 channels (12 per element) or a 3x3 depthwise one (about 5) is
+/// bound by moving its operands, not by arithmetic.
+constexpr int64_t kParallelMinIntensity = 32;
+
+/// Given the multiply-adds of a product or convolution and the elements it
+/// reads and writes, Result: whether splitting it across threads pays
+/// (enough work, enough arithmetic per element, a pool, not in a task).
+bool worthSplitting(int64_t multiplyAdds, int64_t elementsMoved);
+
+/// Given a range [0, n), Execute: calls span(begin, end) over consecutive
+/// pieces that cover it, one per thread when the pool has several and n is
+/// at least kParallelMinElements (outside a task), else once over all of it.
+/// Piece boundaries are multiples of `align` (a SIMD width), so every
+/// element goes through the same code path whatever the thread count.
+template <typename F> void parallelSpans(int64_t n, int64_t align, F &&span) {
+  int threads = n >= kParallelMinElements && !insideParallelTask() ? threadCount() : 1;
+  if (threads <= 1) {
+    if (n > 0)
+      span(int64_t{0}, n);
+    return;
+  }
+  const int64_t blocks = (n + align - 1) / align;
+  parallelFor(threads, [&](int64_t t) {
+    int64_t b = blocks * t / threads * align, e = std::min(n, blocks * (t + 1) / threads * align);
+    if (b < e)
+      span(b, e);
+  });
+}
+
 
 } // namespace onnxslim::rt

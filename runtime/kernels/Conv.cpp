@@ -57,12 +57,12 @@ constexpr int64_t kConvColumnBudget = int64_t{1} << 17;
 /// column block, so that A is not packed more often than in one big call).
 constexpr int64_t kMinChunkColumns = 2048;
 
+/// Fewest GEMM columns of a chunk cut smaller for threads.
+constexpr int64_t kMinThreadColumns = 128;
+
 /// Elements of zero-padded input planes that im2col may stage (16 MB of floats).
 constexpr int64_t kPaddedBudget = int64_t{1} << 22;
 
-/// Multiply-adds of a depthwise convolution below which it stays on one
-/// thread (runtime/ThreadPool.h).
-constexpr int64_t kParallelMinWork = int64_t{1} << 18;
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
@@ -410,7 +410,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
         clamp(yo, outS);
       }
   };
-  if (N * Cin * Mg * outS * taps >= kParallelMinWork)
+  if (worthSplitting(N * Cin * Mg * outS * taps, N * Cin * (inS + Mg * outS)))
     parallelFor(N * Cin, plane);
   else
     for (int64_t task = 0; task < N * Cin; ++task)
@@ -545,12 +545,28 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
   // Chunks small enough for L2 when that still leaves the GEMM at least
   // kMinChunkColumns columns (it repacks A for every call); never larger
   // than the few-MB chunks.
-  const int64_t step =
+  int64_t step =
       std::min(chunkRows(rows, ow, gridRows),
                std::max((kConvColumnBudget + rows * ow - 1) / std::max<int64_t>(1, rows * ow),
                         (kMinChunkColumns + ow - 1) / ow));
+  // With threads, the chunks are the tasks (each builds its own columns and
+  // runs its GEMM): cut into a multiple of the thread count, at least four
+  // per thread (a late worker then leaves its share to the others), as long
+  // as a chunk keeps kMinThreadColumns columns. The GEMM's K slice is the whole
+  // product's whatever the cut (gemmPackedB's sliceColumns), so results do
+  // not depend on it.
+  const int threads =
+      worthSplitting(N * M * rows * outS, N * (Cin * inS + M * outS)) ? threadCount() : 1;
+  if (threads > 1) {
+    int64_t chunks = (gridRows + step - 1) / step;
+    chunks = std::max<int64_t>((chunks + threads - 1) / threads * threads, 4 * threads);
+    int64_t even = (gridRows + chunks - 1) / chunks;
+    if (even * ow >= kMinThreadColumns && gridRows > even)
+      step = even;
+  }
+  const int64_t chunks = (gridRows + step - 1) / step;
   const int64_t width = gemmPanelWidth<C>();
-  C *col = scratch<C>(rows * ((step * ow + width - 1) / width) * width);
+  const int64_t colSize = rows * ((step * ow + width - 1) / width) * width;
   // 1-D/2-D: the group's channels are first copied zero-padded (a pass over
   // the input), so that every column row is one contiguous copy.
   PaddedPlan plan;
@@ -562,21 +578,32 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
       const C *xg = x + (n * Cin + gi * Cg) * inS;
       const C *wg = w + gi * Mg * rows;
       C *yg = y + (n * M + gi * Mg) * outS;
-      if (padded)
-        for (int64_t c = 0; c < Cg; ++c)
-          fillPadded(xg + c * inS, g, plan, planes + c * planeSize);
-      for (int64_t r0 = 0; r0 < gridRows; r0 += step) {
-        int64_t nr = std::min(step, gridRows - r0);
+      if (padded) {
+        auto fill = [&](int64_t c) { fillPadded(xg + c * inS, g, plan, planes + c * planeSize); };
+        if (threads > 1 && Cg > 1 && Cg * planeSize >= kParallelMinElements)
+          parallelFor(Cg, fill);
+        else
+          for (int64_t c = 0; c < Cg; ++c)
+            fill(c);
+      }
+      auto chunk = [&](int64_t t) {
+        const int64_t r0 = t * step, nr = std::min(step, gridRows - r0);
+        C *col = scratch<C>(colSize);
         if (padded)
           im2colFromPadded(planes, planeSize, Cg, g, plan, r0, nr, width, col);
         else
           im2colPacked(xg, Cg, g, r0, nr, width, col);
         gemmPackedB(false, Mg, nr * ow, rows, C(1), wg, rows, col, width, C(0), yg + r0 * ow,
-                    outS, biasOf(gi));
+                    outS, biasOf(gi), outS);
         if (clamp.on)
           for (int64_t m = 0; m < Mg; ++m)
             clamp(yg + m * outS + r0 * ow, nr * ow);
-      }
+      };
+      if (threads > 1 && chunks > 1)
+        parallelFor(chunks, chunk);
+      else
+        for (int64_t t = 0; t < chunks; ++t)
+          chunk(t);
     }
 }
 

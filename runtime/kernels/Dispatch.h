@@ -20,6 +20,7 @@
 
 #include "runtime/Float16.h"
 #include "runtime/Kernel.h"
+#include "runtime/ThreadPool.h"
 
 #include <algorithm>
 #include <cmath>
@@ -494,7 +495,58 @@ public:
     }
   }
 
+  /// forEachRun split across the thread pool (runtime/ThreadPool.h) when the
+  /// output is large: each run, or each piece of the single run, is passed
+  /// to `f` exactly once, so `f` must only write the output it is given.
+  template <typename F> void forEachRunParallel(F &&f) const {
+    const int64_t runs = inner_ > 0 ? outSize_ / inner_ : 0;
+    if (runs == 1) {
+      const size_t nIn = innerStride_.size();
+      parallelSpans(outSize_, 16, [&](int64_t begin, int64_t end) {
+        std::vector<int64_t> off(nIn);
+        for (size_t i = 0; i < nIn; ++i)
+          off[i] = begin * innerStride_[i];
+        f(begin, static_cast<const int64_t *>(off.data()), end - begin);
+      });
+      return;
+    }
+    if (outSize_ < kParallelMinElements || insideParallelTask() || threadCount() <= 1) {
+      forEachRun(f);
+      return;
+    }
+    const int threads = threadCount();
+    parallelFor(threads, [&](int64_t t) { runRange(runs * t / threads, runs * (t + 1) / threads, f); });
+  }
+
 private:
+  /// forEachRun over runs [r0, r1) only.
+  template <typename F> void runRange(int64_t r0, int64_t r1, F &f) const {
+    if (r0 >= r1)
+      return;
+    const size_t nIn = innerStride_.size(), rank = outerDims_.size();
+    std::vector<int64_t> idx(rank, 0), off(nIn, 0);
+    for (size_t d = rank, rest = static_cast<size_t>(r0); d-- > 0;) {
+      idx[d] = static_cast<int64_t>(rest % static_cast<size_t>(outerDims_[d]));
+      rest /= static_cast<size_t>(outerDims_[d]);
+      for (size_t i = 0; i < nIn; ++i)
+        off[i] += idx[d] * outerStrides_[d * nIn + i];
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      f(r * inner_, static_cast<const int64_t *>(off.data()), inner_);
+      for (size_t d = rank; d-- > 0;) {
+        const int64_t *st = &outerStrides_[d * nIn];
+        if (++idx[d] < outerDims_[d]) {
+          for (size_t i = 0; i < nIn; ++i)
+            off[i] += st[i];
+          break;
+        }
+        for (size_t i = 0; i < nIn; ++i)
+          off[i] -= st[i] * (outerDims_[d] - 1);
+        idx[d] = 0;
+      }
+    }
+  }
+
   void build(const std::vector<std::vector<int64_t>> &inputs, const std::vector<int64_t> &out) {
     outDims_ = out;
     outSize_ = 1;
@@ -563,11 +615,13 @@ private:
 template <typename Batch, typename T, typename Op>
 inline void simdMap(const T *in, T *out, int64_t n, const Op &op) {
   constexpr int64_t W = static_cast<int64_t>(Batch::size);
-  int64_t i = 0;
-  for (; i + W <= n; i += W)
-    op(Batch::load_unaligned(in + i)).store_unaligned(out + i);
-  for (; i < n; ++i)
-    out[i] = op(in[i]);
+  parallelSpans(n, W, [&](int64_t begin, int64_t end) {
+    int64_t i = begin;
+    for (; i + W <= end; i += W)
+      op(Batch::load_unaligned(in + i)).store_unaligned(out + i);
+    for (; i < end; ++i)
+      out[i] = op(in[i]);
+  });
 }
 
 /// Converts a float16/bfloat16 span to float in chunks, runs `op(const float

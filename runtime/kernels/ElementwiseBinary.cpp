@@ -93,7 +93,7 @@ void binarySpan(const CA *a, int64_t sa, const CB *b, int64_t sb, CO *out, int64
 template <typename CA, typename CB, typename CO, typename Op>
 void runPlan(const BroadcastPlan &plan, const CA *a, const CB *b, CO *out, const Op &op) {
   int64_t sa = plan.innerStride(0), sb = plan.innerStride(1);
-  plan.forEachRun([&](int64_t o, const int64_t *off, int64_t n) {
+  plan.forEachRunParallel([&](int64_t o, const int64_t *off, int64_t n) {
     binarySpan(a + off[0], sa, b + off[1], sb, out + o, n, op);
   });
 }

@@ -15,6 +15,8 @@
 #include "runtime/kernels/Dispatch.h"
 #include "runtime/kernels/NNCommon.h"
 
+#include <xsimd/xsimd.hpp>
+
 #include <cmath>
 
 namespace onnxslim::rt {
@@ -110,16 +112,34 @@ template <typename T> Status batchNormTyped(KernelContext &ctx) {
   if (!reuse)
     ONNXSLIM_RETURN_IF_ERROR(Y.init(X.dims(), TensorBuilder::Fill::Uninitialized));
   C *y = reuse ? const_cast<C *>(reuse->dataAs<C>()) : Y.data();
+  std::vector<C> as(static_cast<size_t>(P)), bs(static_cast<size_t>(P));
   for (int64_t p = 0; p < P; ++p) {
-    C a = static_cast<C>(scale[p] / std::sqrt(static_cast<double>(useVar[p]) + eps));
-    C b = static_cast<C>(bias[p] - useMean[p] * a);
-    for (int64_t n = 0; n < N; ++n) {
-      const C *xp = x + (n * P + p) * inner;
-      C *yp = y + (n * P + p) * inner;
-      for (int64_t i = 0; i < inner; ++i)
-        yp[i] = xp[i] * a + b;
-    }
+    as[p] = static_cast<C>(scale[p] / std::sqrt(static_cast<double>(useVar[p]) + eps));
+    bs[p] = static_cast<C>(bias[p] - useMean[p] * as[p]);
   }
+  // One task per (n, p) plane, y = x * a + b (a product, then a sum: the
+  // same roundings in the SIMD body and the scalar tail).
+  auto plane = [&](int64_t task) {
+    const int64_t p = task % P;
+    const C a = as[p], b = bs[p];
+    const C *xp = x + task * inner;
+    C *yp = y + task * inner;
+    int64_t i = 0;
+    if constexpr (std::is_same_v<C, float> || std::is_same_v<C, double>) {
+      using B = xsimd::batch<C>;
+      constexpr int64_t W = static_cast<int64_t>(B::size);
+      const B va(a), vb(b);
+      for (; i + W <= inner; i += W)
+        (B::load_unaligned(xp + i) * va + vb).store_unaligned(yp + i);
+    }
+    for (; i < inner; ++i)
+      yp[i] = xp[i] * a + b;
+  };
+  if (N * P * inner >= kParallelMinElements && N * P > 1)
+    parallelFor(N * P, plane);
+  else
+    for (int64_t task = 0; task < N * P; ++task)
+      plane(task);
   if (reuse)
     ctx.setOutput(0, std::make_shared<Tensor>(reuse->dtype(), reuse->dims(), reuse->buffer()));
   else

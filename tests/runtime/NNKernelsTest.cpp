@@ -676,6 +676,64 @@ TEST(ThreadPool, RunsEveryTaskOnceAndNestsInline) {
   setThreadCount(1); // the default
 }
 
+TEST(ThreadPool, ParallelSpansCoverEachIndexOnceOnAlignedBoundaries) {
+  for (int threads : {1, 2, 3, 7}) {
+    setThreadCount(threads);
+    for (int64_t n : {int64_t{0}, int64_t{5}, kParallelMinElements - 1, kParallelMinElements + 13}) {
+      std::vector<std::atomic<int>> seen(static_cast<size_t>(n));
+      std::atomic<int> spans{0};
+      parallelSpans(n, 16, [&](int64_t begin, int64_t end) {
+        EXPECT_LT(begin, end);
+        EXPECT_EQ(begin % 16, 0) << "span start " << begin << " with " << threads << " threads";
+        ++spans;
+        for (int64_t i = begin; i < end; ++i)
+          seen[static_cast<size_t>(i)]++;
+      });
+      for (size_t i = 0; i < seen.size(); ++i)
+        ASSERT_EQ(seen[i].load(), 1) << "index " << i << " of " << n;
+      // Below the threshold, one span on the calling thread.
+      EXPECT_EQ(spans.load(), n == 0 ? 0 : n < kParallelMinElements ? 1 : threads);
+    }
+  }
+  setThreadCount(1);
+}
+
+TEST(ThreadPool, LargeElementwiseAndBatchNormAreBitIdenticalAcrossThreadCounts) {
+  // Past kParallelMinElements: a broadcast Add split by runs, a scalar Add
+  // split inside its single run, a Relu (simdMap) and a BatchNormalization.
+  std::mt19937 rng(5);
+  const int64_t H = 2048, W = 2048;
+  std::vector<float> x = randomFloats(rng, 2 * H * W), row = randomFloats(rng, 2 * W),
+                     scalar = randomFloats(rng, 1), p = randomFloats(rng, 2);
+  std::vector<float> var = {0.5f, 2.0f};
+  auto runAll = [&](int threads) {
+    setThreadCount(threads);
+    std::vector<std::vector<float>> out;
+    NodeRun add = runNode("Add", 14, {floats({1, 2, H, W}, x), floats({1, 2, 1, W}, row)});
+    NodeRun addScalar = runNode("Add", 14, {floats({2 * H * W}, x), floats({}, scalar)});
+    NodeRun relu = runNode("Relu", 14, {floats({2 * H * W}, x)});
+    NodeRun bn = runNode("BatchNormalization", 15,
+                         {floats({1, 2, H, W}, x), floats({2}, p), floats({2}, p), floats({2}, p),
+                          floats({2}, var)});
+    for (NodeRun *r : {&add, &addScalar, &relu, &bn}) {
+      EXPECT_TRUE(r->status.ok()) << r->status.message();
+      out.push_back(floatValues(r->out()));
+    }
+    return out;
+  };
+  std::vector<std::vector<float>> one = runAll(1);
+  std::vector<std::vector<float>> two = runAll(2);
+  ASSERT_EQ(one.size(), two.size());
+  for (size_t i = 0; i < one.size(); ++i) {
+    ASSERT_EQ(one[i].size(), two[i].size());
+    EXPECT_EQ(std::memcmp(one[i].data(), two[i].data(), one[i].size() * sizeof(float)), 0)
+        << "result " << i << " differs between 1 and 2 threads";
+  }
+  // The broadcast Add really added the row (not only the same bits twice).
+  EXPECT_EQ(one[0][static_cast<size_t>(H * W + 3)], x[static_cast<size_t>(H * W + 3)] + row[W + 3]);
+  setThreadCount(1);
+}
+
 TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
   std::mt19937 rng(11);
   // GEMM above the parallel threshold, edges included (M, N not multiples
