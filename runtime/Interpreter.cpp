@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Interpreter.h"
+#include "runtime/ElementwiseChain.h"
+#include "runtime/ThreadPool.h"
 
 #include "runtime/kernels/TensorHelpers.h"
 
@@ -56,7 +58,37 @@ struct Step {
   /// Bit i: operand i is a local value read for the last time here (its
   /// slot is in `release`), so the kernel may reuse its bytes.
   uint64_t lastUseMask = 0;
+  /// The head of a fused elementwise chain (runtime/ElementwiseChain.h):
+  /// when operand chainInput is a float tensor of rank >= chainMinRank, this
+  /// step runs `chain` over it, writes the result of the last of chainSteps
+  /// (the steps after this one), and those steps do not run.
+  std::vector<ChainOp> chain;
+  std::vector<int64_t> chainSteps;
+  size_t chainInput = 0;
+  size_t chainMinRank = 0;
 };
+
+/// "1x3x224x224, 64x3x7x7" for a node's inputs ("-" omitted, "seq" a sequence).
+std::string shapeList(const std::vector<const RtValue *> &inputs) {
+  std::string out;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i)
+      out += ", ";
+    const RtValue *v = inputs[i];
+    if (!v || v->kind == RtValue::Kind::None) {
+      out += "-";
+    } else if (!v->isTensor()) {
+      out += v->kind == RtValue::Kind::Sequence ? "seq" : "opt";
+    } else {
+      const std::vector<int64_t> &dims = v->tensor->dims();
+      if (dims.empty())
+        out += "scalar";
+      for (size_t d = 0; d < dims.size(); ++d)
+        out += (d ? "x" : "") + std::to_string(dims[d]);
+    }
+  }
+  return out;
+}
 
 std::string valueLabel(const Value *v) {
   return v ? "'" + v->name() + "'" : std::string("<omitted>");
@@ -144,6 +176,158 @@ std::optional<KernelContext::OutputClamp> activationClamp(const Node &act, int64
     (i == 1 ? c.lo : c.hi) = v;
   }
   return c;
+}
+
+/// Given a value and its operand, Result: its element and rank when it is a
+/// one-element float32 constant (an initializer or a Constant node's value).
+std::optional<std::pair<float, size_t>> floatScalar(const Value *v, const Operand &op) {
+  const Tensor *t = nullptr;
+  if (op.kind == Operand::Kind::Constant && op.constant->isTensor()) {
+    t = op.constant->tensor.get();
+  } else if (const Node *def = v ? v->definingNode() : nullptr;
+             def && def->isDefaultDomain() && def->opType() == "Constant") {
+    const Attribute *a = def->attr("value");
+    if (a && a->kind == AttrKind::Tensor && a->t)
+      t = a->t.get();
+  }
+  if (!t || t->dtype() != DataType::Float || t->numElements() != 1 || !t->isConsistent())
+    return std::nullopt;
+  float f;
+  std::memcpy(&f, t->rawData(), sizeof f);
+  return std::make_pair(f, t->dims().size());
+}
+
+/// Given a step, the value the chain has computed so far (`running`) and the
+/// chain's input x, Result: the step as a chain op on `running`, or nothing
+/// when it cannot be one. `minRank` grows to the rank of a constant operand
+/// (a constant of higher rank than x would broadcast the output).
+std::optional<ChainOp> chainOpOf(const Step &st, const Value *running, const Value *x,
+                                 size_t &minRank) {
+  const Node &n = *st.node;
+  if (!n.isDefaultDomain() || !st.kernel || st.function || n.numResults() != 1 ||
+      !n.result(0) || st.results.empty() || st.results[0] < 0)
+    return std::nullopt;
+  const std::string &op = n.opType();
+  ChainOp c;
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    if (st.operands.size() != 2 || st.opset < 7)
+      return std::nullopt;
+    c.kind = op == "Add"   ? ChainOp::Kind::Add
+             : op == "Sub" ? ChainOp::Kind::Sub
+             : op == "Mul" ? ChainOp::Kind::Mul
+                           : ChainOp::Kind::Div;
+    size_t at = st.operands[0].value == running ? 0 : 1;
+    if (st.operands[at].value != running)
+      return std::nullopt;
+    c.valueFirst = at == 0;
+    const Operand &other = st.operands[1 - at];
+    if (other.value == x) {
+      c.otherIsInput = true;
+    } else if (auto k = floatScalar(other.value, other)) {
+      c.c = k->first;
+      minRank = std::max(minRank, k->second);
+    } else {
+      return std::nullopt;
+    }
+    return c;
+  }
+  if (st.operands.empty() || st.operands[0].value != running)
+    return std::nullopt;
+  if (op == "Relu" && st.operands.size() == 1) {
+    c.kind = ChainOp::Kind::Relu;
+    return c;
+  }
+  if (op != "Clip")
+    return std::nullopt;
+  c.kind = ChainOp::Kind::Clip;
+  constexpr float kMax = std::numeric_limits<float>::max();
+  c.lo = -kMax;
+  c.hi = kMax;
+  if (st.opset < 11) {
+    c.lo = n.attrFloat("min", -kMax);
+    c.hi = n.attrFloat("max", kMax);
+    return c;
+  }
+  for (size_t i = 1; i < st.operands.size(); ++i) {
+    const Operand &b = st.operands[i];
+    if (b.kind == Operand::Kind::Omitted)
+      continue;
+    auto k = i <= 2 ? floatScalar(b.value, b) : std::nullopt;
+    if (!k || k->second > 1)
+      return std::nullopt;
+    (i == 1 ? c.lo : c.hi) = k->first;
+  }
+  return c;
+}
+
+/// Given a plan whose steps are built, Execute: marks the float elementwise
+/// chains it can fuse (see Step::chain): from a head step, each result read
+/// by one step only, in this graph, not a graph output, and that step a
+/// chain op on it; two ops at least.
+void planElementwiseChains(const Graph &graph, GraphPlan &p,
+                           const std::unordered_map<const Node *, size_t> &stepOf,
+                           const std::vector<bool> &pinned) {
+  std::vector<bool> taken(p.steps.size(), false);
+  for (size_t h = 0; h < p.steps.size(); ++h) {
+    Step &head = p.steps[h];
+    if (taken[h] || head.operands.empty())
+      continue;
+    // The chain's input: the one operand that is not a scalar constant.
+    const Value *x = nullptr;
+    size_t xIndex = 0;
+    for (size_t i = 0; i < head.operands.size() && i < 2; ++i) {
+      const Operand &o = head.operands[i];
+      if (o.kind == Operand::Kind::Omitted || floatScalar(o.value, o))
+        continue;
+      if (!x) {
+        x = o.value;
+        xIndex = i;
+      } else if (o.value != x) {
+        x = nullptr;
+        break;
+      }
+    }
+    if (!x)
+      continue;
+    size_t minRank = 0;
+    std::vector<ChainOp> ops;
+    std::vector<int64_t> followers;
+    auto first = chainOpOf(head, x, x, minRank);
+    if (!first)
+      continue;
+    ops.push_back(*first);
+    size_t at = h;
+    for (;;) {
+      const Value *running = p.steps[at].node->result(0);
+      uint32_t slot = static_cast<uint32_t>(p.steps[at].results[0]);
+      if (!running->hasOneUse() || pinned[slot])
+        break;
+      const Node *reader = (*running->uses().begin())->owner();
+      if (!reader || reader->graph() != &graph)
+        break;
+      auto it = stepOf.find(reader);
+      if (it == stepOf.end() || it->second <= at || taken[it->second])
+        break;
+      size_t rank = minRank;
+      auto next = chainOpOf(p.steps[it->second], running, x, rank);
+      if (!next)
+        break;
+      minRank = rank;
+      ops.push_back(*next);
+      followers.push_back(static_cast<int64_t>(it->second));
+      at = it->second;
+    }
+    if (followers.empty())
+      continue;
+    for (int64_t f : followers)
+      taken[static_cast<size_t>(f)] = true;
+    taken[h] = true;
+    head.chain = std::move(ops);
+    head.chainSteps = std::move(followers);
+    head.chainInput = xIndex;
+    head.chainMinRank = minRank;
+    p.fuses = true;
+  }
 }
 
 std::string domainLabel(const std::string &domain) {
@@ -361,6 +545,7 @@ const GraphPlan &Interpreter::planFor(const Graph &graph) {
     if (p.outputs.back().kind == Operand::Kind::Local)
       pinned[p.outputs.back().slot] = true;
   }
+  planElementwiseChains(graph, p, stepOf, pinned);
   // Release each slot after its last use; a result nobody reads is released
   // right after the step that made it.
   for (size_t i = 0; i < p.steps.size(); ++i)
@@ -494,6 +679,12 @@ Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &fram
       frame.slots[slot] = RtValue();
     return Status::success();
   }
+  if (!st.chain.empty()) {
+    bool ran = false;
+    ONNXSLIM_RETURN_IF_ERROR(runChain(plan, stepIndex, frame, ran));
+    if (ran)
+      return Status::success();
+  }
   std::vector<const RtValue *> inputs(st.operands.size(), nullptr);
   for (size_t i = 0; i < st.operands.size(); ++i) {
     const Operand &op = st.operands[i];
@@ -521,19 +712,34 @@ Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &fram
   }
   std::vector<RtValue> outputs;
   errorHasPath_ = false;
-  auto start = options_.profile ? std::chrono::steady_clock::now()
-                                : std::chrono::steady_clock::time_point();
+  const bool timed = options_.profile || options_.profileNodes;
+  std::string shapes;
+  if (options_.profileNodes && !nodeProfileIndex_.count(&node))
+    shapes = shapeList(inputs);
+  auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   bool clamped = false;
   Status s = st.function && !st.kernel
                  ? callFunction(node, *st.function, inputs, outputs)
                  : callKernel(node, st.kernel, st.opset, std::move(inputs), outputs,
                               deterministicOnly_, st.fuseStep >= 0 ? &st.fuseClamp : nullptr,
                               &clamped, st.lastUseMask);
-  if (options_.profile) {
-    std::string key = node.isDefaultDomain() ? node.opType() : node.domain() + "." + node.opType();
-    OpProfile &p = profile_[key];
-    ++p.calls;
-    p.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (timed) {
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (options_.profile) {
+      std::string key =
+          node.isDefaultDomain() ? node.opType() : node.domain() + "." + node.opType();
+      OpProfile &p = profile_[key];
+      ++p.calls;
+      p.seconds += seconds;
+    }
+    if (options_.profileNodes) {
+      auto [it, added] = nodeProfileIndex_.try_emplace(&node, nodeProfile_.size());
+      if (added)
+        nodeProfile_.push_back({&node, std::move(shapes), {}});
+      OpProfile &p = nodeProfile_[it->second].time;
+      ++p.calls;
+      p.seconds += seconds;
+    }
   }
   if (!s.ok())
     return nodeError(node, s);
@@ -548,6 +754,52 @@ Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &fram
       frame.slots[st.results[r]] = std::move(outputs[r]);
   for (uint32_t slot : st.release)
     frame.slots[slot] = RtValue();
+  return Status::success();
+}
+
+Status Interpreter::runChain(const GraphPlan &plan, size_t stepIndex, Frame &frame, bool &ran) {
+  const Step &st = plan.steps[stepIndex];
+  const Operand &in = st.operands[st.chainInput];
+  const RtValue *x = nullptr;
+  if (in.kind == Operand::Kind::Local)
+    x = &frame.slots[in.slot];
+  else if (in.kind == Operand::Kind::Outer)
+    x = lookupOuter(in.value);
+  else if (in.kind == Operand::Kind::Constant)
+    x = in.constant;
+  if (!x || !x->isTensor() || x->tensor->dtype() != DataType::Float ||
+      x->tensor->dims().size() < st.chainMinRank || !x->tensor->isConsistent())
+    return Status::success(); // the steps run one by one
+  const bool timed = options_.profile || options_.profileNodes;
+  auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  const Tensor &t = *x->tensor;
+  int64_t count = 0;
+  ONNXSLIM_RETURN_IF_ERROR(checkedNumElements(t.dims(), DataType::Float, count,
+                                              options_.memoryLimitBytes));
+  TensorBuilder out(DataType::Float, t.dims(), TensorBuilder::Fill::Uninitialized);
+  runElementwiseChain(st.chain, t.dataAs<float>(), out.dataAs<float>(), count);
+  const Step &last = plan.steps[static_cast<size_t>(st.chainSteps.back())];
+  frame.slots[last.results[0]] = RtValue::fromTensor(out.finish());
+  for (int64_t f : st.chainSteps)
+    frame.applied[static_cast<size_t>(f)] = 1;
+  for (uint32_t slot : st.release)
+    frame.slots[slot] = RtValue();
+  if (timed) {
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (options_.profile) {
+      OpProfile &p = profile_["(fused elementwise chain)"];
+      ++p.calls;
+      p.seconds += seconds;
+    }
+    if (options_.profileNodes) {
+      auto [it, added] = nodeProfileIndex_.try_emplace(st.node, nodeProfile_.size());
+      if (added)
+        nodeProfile_.push_back({st.node, "chain of " + std::to_string(st.chain.size()) + " ops", {}});
+      ++nodeProfile_[it->second].time.calls;
+      nodeProfile_[it->second].time.seconds += seconds;
+    }
+  }
+  ran = true;
   return Status::success();
 }
 
@@ -656,6 +908,8 @@ Status Interpreter::run(const Graph &graph, const std::vector<RtValue> &inputs,
                         std::vector<RtValue> &outputs) {
   errorHasPath_ = false;
   ONNXSLIM_RETURN_IF_ERROR(checkInputs(graph, inputs));
+  // The kernels post their parallel jobs a few hundred microseconds apart.
+  KeepWorkersSpinning spinning;
   return execute(planFor(graph), inputs, outputs);
 }
 

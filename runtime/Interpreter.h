@@ -52,6 +52,8 @@ struct RunOptions {
   int64_t maxLoopIterations = int64_t{1} << 31;
   /// Accumulate the time spent in each op type (see Interpreter::profile()).
   bool profile = false;
+  /// Accumulate the time spent in each node too (Interpreter::nodeProfile()).
+  bool profileNodes = false;
   /// A node whose kernel notes that the spec leaves its result undefined
   /// for these inputs fails with Status::undefined() instead of returning
   /// that result. Constant folding sets this; `run` and `verify` do not.
@@ -63,6 +65,14 @@ struct RunOptions {
 struct OpProfile {
   int64_t calls = 0;
   double seconds = 0;
+};
+
+/// Time spent in one node while profiling its nodes, with the input
+/// shapes of its first call ("1x64x128x128, 64x64x3x3").
+struct NodeProfile {
+  const Node *node = nullptr;
+  std::string inputShapes;
+  OpProfile time;
 };
 
 struct GraphPlan;
@@ -104,6 +114,8 @@ public:
 
   /// Per op type ("Conv", "com.microsoft.FusedConv"), when options().profile is set.
   const std::map<std::string, OpProfile> &profile() const { return profile_; }
+  /// Per node, in first-run order, when options().profileNodes is set.
+  const std::vector<NodeProfile> &nodeProfile() const { return nodeProfile_; }
 
   const Model &model() const { return model_; }
   const OpRegistry &registry() const { return registry_; }
@@ -119,6 +131,10 @@ private:
   Status execute(const GraphPlan &plan, const std::vector<RtValue> &inputs,
                  std::vector<RtValue> &outputs);
   Status runStep(const GraphPlan &plan, size_t stepIndex, Frame &frame);
+  /// Runs the fused elementwise chain headed by step `stepIndex` (see
+  /// Step::chain); `ran` false when its input does not qualify (the steps
+  /// then run one by one).
+  Status runChain(const GraphPlan &plan, size_t stepIndex, Frame &frame, bool &ran);
   Status callKernel(const Node &node, const KernelDef *kernel, int64_t opset,
                     std::vector<const RtValue *> inputs, std::vector<RtValue> &outputs,
                     bool deterministicOnly, const KernelContext::OutputClamp *clamp = nullptr,
@@ -145,6 +161,8 @@ private:
   /// a runNode call that asked for it, including the subgraphs it runs).
   bool deterministicOnly_ = false;
   std::map<std::string, OpProfile> profile_;
+  std::vector<NodeProfile> nodeProfile_;
+  std::unordered_map<const Node *, size_t> nodeProfileIndex_;
   /// Model-local functions by "domain:name", and by body graph.
   std::unordered_map<std::string, const Function *> functions_;
   std::unordered_map<const Graph *, const Function *> functionBodies_;

@@ -160,6 +160,14 @@ int runModelCommand(const RunArgs &args) {
   std::unique_ptr<Model> model = loadChecked(args.model, error);
   if (!model)
     return fail(error);
+  if (args.optimize) {
+    OptimizeOptions options;
+    options.modelName = args.model;
+    options.modelCheck = ModelCheckMode::Off;
+    OptimizeReport report = optimize(*model, options);
+    if (!report.status)
+      return fail(args.model + ": --optimize: " + report.status.message());
+  }
   rt::InputOptions opts;
   if (!inputOptions(args.in, args.model, opts, error))
     return fail(error);
@@ -177,6 +185,7 @@ int runModelCommand(const RunArgs &args) {
     inputs[index] = rt::fromDataValue(value);
   rt::RunOptions runOpts;
   runOpts.profile = args.profile;
+  runOpts.profileNodes = args.profileNodes > 0;
   runOpts.checkInputShapes = !args.noInputShapeCheck;
   rt::Interpreter interp(*model, rt::OpRegistry::builtin(), runOpts);
   s = interp.run(graph, inputs, outputs);
@@ -206,6 +215,23 @@ int runModelCommand(const RunArgs &args) {
     for (auto &[op, p] : ops)
       std::printf("%-28s %8lld %12.3f %6.1f%%\n", op.c_str(), static_cast<long long>(p.calls), p.seconds * 1e3,
                   total > 0 ? 100 * p.seconds / total : 0.0);
+  }
+
+  if (args.profileNodes > 0) {
+    std::vector<rt::NodeProfile> nodes = interp.nodeProfile();
+    double total = 0;
+    for (const rt::NodeProfile &n : nodes)
+      total += n.time.seconds;
+    std::stable_sort(nodes.begin(), nodes.end(),
+                     [](auto &a, auto &b) { return a.time.seconds > b.time.seconds; });
+    nodes.resize(std::min(nodes.size(), static_cast<size_t>(args.profileNodes)));
+    std::printf("%-32s %-20s %8s %12s %7s  %s\n", "node", "op", "calls", "ms", "share",
+                "input shapes (first call)");
+    for (const rt::NodeProfile &n : nodes)
+      std::printf("%-32s %-20s %8lld %12.3f %6.1f%%  %s\n", n.node->name().c_str(),
+                  n.node->opType().c_str(), static_cast<long long>(n.time.calls),
+                  n.time.seconds * 1e3, total > 0 ? 100 * n.time.seconds / total : 0.0,
+                  n.inputShapes.c_str());
   }
 
   // Every output is converted and serialized before the first file is

@@ -47,6 +47,11 @@ struct RunArgs {
   int benchRuns = 0;
   /// Print the time spent per op type (with --bench: over the timed runs).
   bool profile = false;
+  /// When > 0: then print the this many nodes that took longest, with their input shapes.
+  int profileNodes = 0;
+  /// First optimize the model in memory with the default pipeline (no model
+  /// check), as ONNX Runtime optimizes a model when it opens a session.
+  bool optimize = false;
   /// Accept inputs whose shapes contradict the model's declared input shapes.
   bool noInputShapeCheck = false;
 };

@@ -657,6 +657,12 @@ int main(int argc, char **argv) {
   run->add_flag("-q,--quiet", runArgs.quiet, "Do not list the outputs");
   run->add_option("--bench", runArgs.benchRuns, "Then run N more times and print the median latency");
   run->add_flag("--profile", runArgs.profile, "Print the time spent in each op type");
+  run->add_flag("-O,--optimize", runArgs.optimize,
+               "First optimize the model in memory with the default pipeline (as a runtime "
+               "optimizes at session start; outputs may differ in the last bits)");
+  run->add_option("--profile-nodes", runArgs.profileNodes,
+                  "Print the N nodes that took longest, with their input shapes")
+      ->check(CLI::NonNegativeNumber);
   run->add_flag("--no-input-shape-check", runArgs.noInputShapeCheck,
                 "Accept input files whose shapes contradict the model's declared input shapes");
   VerifyArgs verifyArgs;

@@ -5,7 +5,9 @@
 # or, on the deep convolution stacks where ORT itself moves that much between
 # its optimized and unoptimized runs (face_back, mlsd_*: up to 1e-2 absolute
 # on offsets), be no further from ORT than twice ORT's own difference
-# (onnxslim_compare_outputs --noise). Then `onnxslim verify M M` must pass.
+# (onnxslim_compare_outputs --noise). The outputs must be the same bytes
+# on 2 and 3 threads as on 1, and `run -O` (optimized in memory first) must
+# match ORT the same way. Then `onnxslim verify M M` must pass.
 #
 # usage: ort_interpreter.sh ONNXSLIM COMPARE_OUTPUTS [MODEL_CACHE]
 set -uo pipefail
@@ -39,10 +41,31 @@ for name in $(node -e 'for (const m of require(process.argv[1]).models) console.
   if ! "$compare" "$out/ort" "$out/ours" --rtol 1e-4 --atol 1e-5 --noise "$out/noopt" >"$out/cmp"; then
     failed=$((failed + 1)); failures+=("$name: outputs differ from ONNX Runtime: $(cat "$out/cmp")"); continue
   fi
+  # The same bits on two and three threads as on one (the default).
+  differ=""
+  for threads in 2 3; do
+    mkdir -p "$out/t$threads"
+    if ! "$onnxslim" run "$model" "${inputs[@]}" --output-dir "$out/t$threads" -q --threads "$threads" 2>"$out/err"; then
+      differ="onnxslim run --threads $threads: $(cat "$out/err")"; break
+    fi
+    for f in "$out/ours"/*.pb; do
+      cmp -s "$f" "$out/t$threads/$(basename "$f")" ||
+        { differ="$(basename "$f" .pb) differs between 1 and $threads threads"; break 2; }
+    done
+  done
+  if [ -n "$differ" ]; then
+    failed=$((failed + 1)); failures+=("$name: $differ"); continue
+  fi
+  # `run -O` (the default pipeline in memory first) still matches ORT.
+  mkdir -p "$out/opt"
+  if ! "$onnxslim" run "$model" "${inputs[@]}" --output-dir "$out/opt" -q -O 2>"$out/err" ||
+     ! "$compare" "$out/ort" "$out/opt" --rtol 1e-4 --atol 1e-5 --noise "$out/noopt" >"$out/cmpO"; then
+    failed=$((failed + 1)); failures+=("$name: run -O: $(cat "$out/err" "$out/cmpO" 2>/dev/null)"); continue
+  fi
   if ! "$onnxslim" verify "$model" "$model" --input-specs "$spec:$name" >"$out/verify" 2>&1; then
     failed=$((failed + 1)); failures+=("$name: verify M M failed: $(cat "$out/verify")"); continue
   fi
-  passed=$((passed + 1)); echo "ok   $name (matches ONNX Runtime; verify M M passes)"; sed 's/^/     /' "$out/cmp"
+  passed=$((passed + 1)); echo "ok   $name (matches ONNX Runtime, also with -O; same bits on 1, 2, 3 threads; verify M M passes)"; sed 's/^/     /' "$out/cmp"
 done
 for f in "${failures[@]}"; do echo "FAIL $f"; done
 echo "interpreter vs ort: $passed passed, $failed failed"

@@ -1,0 +1,197 @@
+//===- runtime/ElementwiseChain.cpp - Fused float elementwise chains -------===//
+//
+// The chain runs over blocks of kBlock elements: each op is applied to the
+// whole block (SIMD body, scalar tail) while it sits in the L1 cache, so
+// memory is read once and written once whatever the chain's length.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/ElementwiseChain.h"
+#include "runtime/Gemm.h"
+#include "runtime/ThreadPool.h"
+
+#include <xsimd/xsimd.hpp>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <string_view>
+
+namespace onnxslim::rt {
+namespace {
+
+/// Elements per block (16 KB of floats: L1-resident with x beside it).
+constexpr int64_t kBlock = 4096;
+
+using Batch = xsimd::batch<float>;
+constexpr int64_t W = static_cast<int64_t>(Batch::size);
+
+/// v[i] = f(v[i], other[i]) over a block, other being x or the constant
+/// (Other = true: x), with the node's operand order (ValueFirst).
+template <bool ValueFirst, bool Other, typename F>
+void binaryLoop(float *v, const float *x, float c, int64_t n, F f) {
+  const Batch cb(c);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    Batch a = Batch::load_aligned(v + i);
+    Batch o = Other ? Batch::load_unaligned(x + i) : cb;
+    (ValueFirst ? f(a, o) : f(o, a)).store_aligned(v + i);
+  }
+  for (; i < n; ++i) {
+    float o = Other ? x[i] : c;
+    v[i] = ValueFirst ? f(v[i], o) : f(o, v[i]);
+  }
+}
+
+template <typename F> void binary(const ChainOp &op, float *v, const float *x, int64_t n, F f) {
+  if (op.valueFirst)
+    op.otherIsInput ? binaryLoop<true, true>(v, x, op.c, n, f) : binaryLoop<true, false>(v, x, op.c, n, f);
+  else
+    op.otherIsInput ? binaryLoop<false, true>(v, x, op.c, n, f) : binaryLoop<false, false>(v, x, op.c, n, f);
+}
+
+/// v[i] = clamp(v[i]) as ClipF computes it: below lo -> lo, then above hi
+/// -> hi (NaN passes). Relu is the clamp to [0, +inf) written as v < 0 ? 0 : v.
+void clampLoop(float *v, float lo, float hi, int64_t n) {
+  const Batch l(lo), h(hi);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    Batch a = Batch::load_aligned(v + i);
+    a = xsimd::select(a < l, l, a);
+    xsimd::select(a > h, h, a).store_aligned(v + i);
+  }
+  for (; i < n; ++i) {
+    float a = v[i] < lo ? lo : v[i];
+    v[i] = a > hi ? hi : a;
+  }
+}
+
+void reluLoop(float *v, int64_t n) {
+  const Batch zero(0.0f);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    Batch a = Batch::load_aligned(v + i);
+    xsimd::select(a < zero, zero, a).store_aligned(v + i);
+  }
+  for (; i < n; ++i)
+    v[i] = v[i] < 0.0f ? 0.0f : v[i];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ONNXSLIM_CHAIN_AVX512 1
+/// One op over a block with AVX-512 (16 floats a step, masked tail):
+/// the same IEEE operations and compare-and-select clamps as the kernels.
+template <ChainOp::Kind K, bool ValueFirst, bool Other>
+__attribute__((target("avx512f"))) void opLoopAvx512(const ChainOp &op, float *v, const float *x,
+                                                     int64_t n) {
+  const __m512 c = _mm512_set1_ps(op.c), lo = _mm512_set1_ps(op.lo), hi = _mm512_set1_ps(op.hi),
+               zero = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    __m512 a = _mm512_maskz_loadu_ps(m, v + i);
+    __m512 o = Other ? _mm512_maskz_loadu_ps(m, x + i) : c;
+    __m512 l = ValueFirst ? a : o, r = ValueFirst ? o : a;
+    if constexpr (K == ChainOp::Kind::Add)
+      a = _mm512_add_ps(l, r);
+    else if constexpr (K == ChainOp::Kind::Sub)
+      a = _mm512_sub_ps(l, r);
+    else if constexpr (K == ChainOp::Kind::Mul)
+      a = _mm512_mul_ps(l, r);
+    else if constexpr (K == ChainOp::Kind::Div)
+      a = _mm512_div_ps(l, r);
+    else if constexpr (K == ChainOp::Kind::Clip) {
+      a = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, lo, _CMP_LT_OQ), a, lo);
+      a = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, hi, _CMP_GT_OQ), a, hi);
+    } else {
+      a = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, zero, _CMP_LT_OQ), a, zero);
+    }
+    _mm512_mask_storeu_ps(v + i, m, a);
+  }
+}
+
+template <ChainOp::Kind K>
+void binaryAvx512(const ChainOp &op, float *v, const float *x, int64_t n) {
+  if (op.valueFirst)
+    op.otherIsInput ? opLoopAvx512<K, true, true>(op, v, x, n)
+                    : opLoopAvx512<K, true, false>(op, v, x, n);
+  else
+    op.otherIsInput ? opLoopAvx512<K, false, true>(op, v, x, n)
+                    : opLoopAvx512<K, false, false>(op, v, x, n);
+}
+
+/// runBlock with AVX-512.
+void runBlockAvx512(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t n) {
+  alignas(64) float v[kBlock];
+  std::copy(x, x + n, v);
+  for (const ChainOp &op : ops) {
+    switch (op.kind) {
+    case ChainOp::Kind::Add:
+      binaryAvx512<ChainOp::Kind::Add>(op, v, x, n);
+      break;
+    case ChainOp::Kind::Sub:
+      binaryAvx512<ChainOp::Kind::Sub>(op, v, x, n);
+      break;
+    case ChainOp::Kind::Mul:
+      binaryAvx512<ChainOp::Kind::Mul>(op, v, x, n);
+      break;
+    case ChainOp::Kind::Div:
+      binaryAvx512<ChainOp::Kind::Div>(op, v, x, n);
+      break;
+    case ChainOp::Kind::Clip:
+      opLoopAvx512<ChainOp::Kind::Clip, true, false>(op, v, x, n);
+      break;
+    case ChainOp::Kind::Relu:
+      opLoopAvx512<ChainOp::Kind::Relu, true, false>(op, v, x, n);
+      break;
+    }
+  }
+  std::copy(v, v + n, y);
+}
+#endif
+
+void runBlock(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t n) {
+  alignas(64) float v[kBlock];
+  std::copy(x, x + n, v);
+  for (const ChainOp &op : ops) {
+    switch (op.kind) {
+    case ChainOp::Kind::Add:
+      binary(op, v, x, n, [](auto a, auto b) { return a + b; });
+      break;
+    case ChainOp::Kind::Sub:
+      binary(op, v, x, n, [](auto a, auto b) { return a - b; });
+      break;
+    case ChainOp::Kind::Mul:
+      binary(op, v, x, n, [](auto a, auto b) { return a * b; });
+      break;
+    case ChainOp::Kind::Div:
+      binary(op, v, x, n, [](auto a, auto b) { return a / b; });
+      break;
+    case ChainOp::Kind::Clip:
+      clampLoop(v, op.lo, op.hi, n);
+      break;
+    case ChainOp::Kind::Relu:
+      reluLoop(v, n);
+      break;
+    }
+  }
+  std::copy(v, v + n, y);
+}
+
+} // namespace
+
+void runElementwiseChain(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t n) {
+  auto block = runBlock;
+#ifdef ONNXSLIM_CHAIN_AVX512
+  // The GEMM engine's choice stands for the whole runtime (and follows
+  // ONNXSLIM_GEMM_ISA / setGemmEngine in tests).
+  if (std::string_view(gemmEngineName()) == "avx512")
+    block = runBlockAvx512;
+#endif
+  parallelSpans(n, kBlock, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; b += kBlock)
+      block(ops, x + b, y + b, std::min(kBlock, end - b));
+  });
+}
+
+} // namespace onnxslim::rt

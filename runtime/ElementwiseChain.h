@@ -1,0 +1,42 @@
+//===- runtime/ElementwiseChain.h - Fused float elementwise chains -*- C++ -*-===//
+//
+// A chain of float32 elementwise nodes in which every intermediate value has
+// one reader, the next node of the chain, and every other operand is a
+// one-element constant or the chain's input x: hard-swish as exported by
+// PaddlePaddle, x * (Clip(x + 3, 0, 6) / 6), is Add -> Clip -> Div -> Mul.
+// The interpreter runs such a chain as one pass over x (see the planner in
+// runtime/Interpreter.cpp) instead of one pass per node, each writing a
+// full-size intermediate.
+//
+// Every element goes through the same operations, in the same order and
+// with the same single-precision roundings, as the nodes run apart (the
+// comparisons and selects of Clip and Relu are those of ElementwiseUnary's
+// kernels; no operation is contracted into a fused multiply-add), so the
+// fused chain is bit-identical to the nodes: the interpreter's results, and
+// the model check's reference, do not change.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace onnxslim::rt {
+
+/// One node of a chain, applied to the running value v of each element.
+struct ChainOp {
+  enum class Kind : uint8_t { Add, Sub, Mul, Div, Clip, Relu };
+  Kind kind = Kind::Add;
+  /// Binary ops: the other operand is x itself (else the constant c).
+  bool otherIsInput = false;
+  /// Binary ops: v is the left operand (v - c), else the right (c - v).
+  bool valueFirst = true;
+  float c = 0;
+  float lo = 0, hi = 0; ///< Clip bounds
+};
+
+/// Given a chain and n elements of its input, Execute: y[i] = the chain
+/// applied to x[i]. y may be x.
+void runElementwiseChain(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t n);
+
+} // namespace onnxslim::rt
