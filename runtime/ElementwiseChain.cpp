@@ -57,9 +57,9 @@ void clampLoop(float *v, float lo, float hi, int64_t n) {
   const Batch l(lo), h(hi);
   int64_t i = 0;
   for (; i + W <= n; i += W) {
-    Batch a = Batch::load_aligned(v + i);
+    Batch a = Batch::load_unaligned(v + i);
     a = xsimd::select(a < l, l, a);
-    xsimd::select(a > h, h, a).store_aligned(v + i);
+    xsimd::select(a > h, h, a).store_unaligned(v + i);
   }
   for (; i < n; ++i) {
     float a = v[i] < lo ? lo : v[i];
@@ -179,6 +179,20 @@ void runBlock(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t
 }
 
 } // namespace
+
+void clampFloats(float *p, int64_t n, float lo, float hi) {
+  ChainOp op;
+  op.kind = ChainOp::Kind::Clip;
+  op.lo = lo;
+  op.hi = hi;
+#ifdef ONNXSLIM_CHAIN_AVX512
+  if (std::string_view(gemmEngineName()) == "avx512") {
+    opLoopAvx512<ChainOp::Kind::Clip, true, false>(op, p, p, n);
+    return;
+  }
+#endif
+  clampLoop(p, lo, hi, n);
+}
 
 void runElementwiseChain(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t n) {
   auto block = runBlock;

@@ -39,4 +39,9 @@ struct ChainOp {
 /// applied to x[i]. y may be x.
 void runElementwiseChain(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t n);
 
+/// Given n floats, Execute: p[i] = Clip(p[i], lo, hi) in place, as the Clip
+/// kernel computes it (below lo -> lo, then above hi -> hi; NaN passes).
+/// A convolution that applies a fused Relu/Clip to its output uses it.
+void clampFloats(float *p, int64_t n, float lo, float hi);
+
 } // namespace onnxslim::rt

@@ -1,11 +1,12 @@
 //===- runtime/ThreadPool.h - The interpreter's worker threads -*- C++ -*-===//
 //
-// One pool of worker threads for the kernels (GEMM, convolution). Its size
-// is set by the embedding program (`onnxslim --threads N`, setThreadCount;
-// 0 = the number of cores). It is 1 until then: on this project's bench
-// machine (2 cores, AVX-512 GEMM) two threads made the real models' GEMM
-// steps slower, not faster (memory-bound panels, serial B packing; see
-// bench/interpreter_vs_ort.sh), so threads are opt-in until that is fixed.
+// One pool of worker threads for the kernels (GEMM, convolution, large
+// elementwise loops). Its size is set by the embedding program (setThreadCount;
+// 0 = the number of cores); it is 1 until then, so a library user's cores are
+// taken only when asked. The command line sizes it with --threads N, one per
+// core by default. Kernels split only work that pays for the hand-off
+// (worthSplitting, parallelSpans): on the bench machine (2 cores, AVX-512)
+// small or memory-bound operations ran slower split.
 //
 // parallelFor(n, task) runs task(0) ... task(n-1), each exactly once, on the
 // workers and the calling thread, and returns when all have finished.

@@ -685,10 +685,10 @@ int main(int argc, char **argv) {
                     "Input shapes/dtypes/ranges from a models.json file (FILE[:NAME])");
   }
   // The interpreter's threads (folding, model checks, run, verify): one pool.
-  int threads = 1;
+  int threads = 0;
   for (CLI::App *cmd : {&app, run, verifyCmd})
     cmd->add_option("--threads", threads,
-                    "Interpreter threads (default 1; 0: one per core; results do not depend on it)")
+                    "Interpreter threads (default and 0: one per core; results do not depend on it)")
         ->check(CLI::NonNegativeNumber)
         ->group(cmd == &app ? kCheck : "Options");
 

@@ -25,6 +25,7 @@
 // reported as errors before any loop runs.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/ElementwiseChain.h"
 #include "runtime/Gemm.h"
 #include "runtime/Kernel.h"
 #include "runtime/ThreadPool.h"
@@ -91,6 +92,10 @@ template <typename C, int Slot = 0> C *scratch(int64_t n) {
 /// it (x < lo ? lo : x, then > hi ? hi : that; NaN passes), so a fused
 /// Conv + Clip/Relu is bit-identical to the two nodes run apart.
 template <typename C> void clampSpan(C *p, int64_t n, C lo, C hi) {
+  if constexpr (std::is_same_v<C, float>) {
+    clampFloats(p, n, lo, hi); // AVX-512 where the GEMM engine is
+    return;
+  }
   int64_t i = 0;
   if constexpr (std::is_same_v<C, float> || std::is_same_v<C, double>) {
     using B = xsimd::batch<C>;
@@ -386,7 +391,10 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
       const int64_t n = task / Cin, ci = task % Cin;
       C *buf = scratch<C, 2>(p.rows * p.rowPitch);
       C *tmp = fused ? scratch<C, 3>(oh * p.rowPitch) : nullptr;
-      std::vector<const C *> ptrs(static_cast<size_t>(taps));
+      // The tap pointers: on the stack for the usual kernels (up to 7x7).
+      const C *onStack[49];
+      std::vector<const C *> onHeap(taps > 49 ? static_cast<size_t>(taps) : 0);
+      const C **ptrs = taps > 49 ? onHeap.data() : onStack;
       fillPadded(x + (n * Cin + ci) * inS, g, p, buf);
       for (int64_t m = ci * Mg; m < (ci + 1) * Mg; ++m) {
         const C *wk = w + m * taps;
@@ -395,7 +403,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
         if (fused) {
           for (int64_t t = 0; t < taps; ++t)
             ptrs[t] = buf + p.tapRel[t];
-          multiTapRow((oh - 1) * p.rowPitch + ow, taps, ptrs.data(), wk, b, tmp);
+          multiTapRow((oh - 1) * p.rowPitch + ow, taps, ptrs, wk, b, tmp);
           for (int64_t oy = 0; oy < oh; ++oy)
             std::memcpy(yo + oy * ow, tmp + oy * p.rowPitch, sizeof(C) * static_cast<size_t>(ow));
           clamp(yo, outS);
@@ -405,7 +413,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
           const C *base = buf + oy * rowStep;
           for (int64_t t = 0; t < taps; ++t)
             ptrs[t] = base + p.tapRel[t];
-          multiTapRow(ow, taps, ptrs.data(), wk, b, yo + oy * ow);
+          multiTapRow(ow, taps, ptrs, wk, b, yo + oy * ow);
         }
         clamp(yo, outS);
       }
@@ -532,12 +540,33 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
   auto biasOf = [&](int64_t gi) { return bias ? bias + gi * Mg : nullptr; };
   const int64_t rows = Cg * kS;
   if (pointwise) {
+    // Column pieces: with a fused clamp, about kMinChunkColumns wide, so
+    // that the clamp reads its piece of the output while it is still in
+    // L2; with threads, the pieces are the tasks. Every piece keeps
+    // kMinThreadColumns columns, so the GEMM's K slice (MLAS's rule, which
+    // only shortens it for narrower products) is the whole product's.
+    const bool split = worthSplitting(N * M * Cg * outS, N * (Cin + M) * outS);
+    int64_t pieces = clamp.on ? std::max<int64_t>(1, outS / kMinChunkColumns) : 1;
+    if (split)
+      pieces = std::max<int64_t>(pieces, 4 * threadCount());
+    pieces = std::max<int64_t>(1, std::min(pieces, outS / kMinThreadColumns));
     for (int64_t n = 0; n < N; ++n)
       for (int64_t gi = 0; gi < group; ++gi) {
-        gemm(false, false, Mg, outS, Cg, C(1), w + gi * Mg * rows, rows,
-             x + (n * Cin + gi * Cg) * inS, inS, C(0), y + (n * M + gi * Mg) * outS, outS,
-             biasOf(gi));
-        clamp(y + (n * M + gi * Mg) * outS, Mg * outS);
+        const C *xg = x + (n * Cin + gi * Cg) * inS;
+        C *yg = y + (n * M + gi * Mg) * outS;
+        auto piece = [&](int64_t t) {
+          const int64_t j0 = outS * t / pieces, j1 = outS * (t + 1) / pieces;
+          gemm(false, false, Mg, j1 - j0, Cg, C(1), w + gi * Mg * rows, rows, xg + j0, inS, C(0),
+               yg + j0, outS, biasOf(gi));
+          if (clamp.on)
+            for (int64_t m = 0; m < Mg; ++m)
+              clamp(yg + m * outS + j0, j1 - j0);
+        };
+        if (split && pieces > 1)
+          parallelFor(pieces, piece);
+        else
+          for (int64_t t = 0; t < pieces; ++t)
+            piece(t);
       }
     return;
   }

@@ -537,6 +537,42 @@ void applyExtrapolation(C *y, const std::vector<int64_t> &dims,
   }
 }
 
+/// The common image case of blendAxis over the last two axes (float, both
+/// resized, no extrapolation): per output row, the input row blend of the
+/// first pass is computed into `tmp` and the second pass reads it at once,
+/// with the same operations in the same order as the two passes, so the
+/// same bits; but without the full-size copies and intermediate between them.
+void blendLastTwo(const float *x, float *y, int64_t planes, int64_t hIn, int64_t wIn,
+                  int64_t hOut, int64_t wOut, const AxisTable &th, const AxisTable &tw) {
+  std::vector<float> tmp(static_cast<size_t>(wIn));
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const float *s = x + pl * hIn * wIn;
+    float *d = y + pl * hOut * wOut;
+    for (int64_t oy = 0; oy < hOut; ++oy) {
+      const int64_t *idx = &th.idx[static_cast<size_t>(oy * th.taps)];
+      const double *w = &th.weight[static_cast<size_t>(oy * th.taps)];
+      std::fill(tmp.begin(), tmp.end(), 0.0f);
+      for (int64_t k = 0; k < th.taps; ++k) {
+        float wk = static_cast<float>(w[k]);
+        if (wk == 0.0f)
+          continue;
+        const float *srow = s + idx[k] * wIn;
+        for (int64_t i = 0; i < wIn; ++i)
+          tmp[static_cast<size_t>(i)] += wk * srow[i];
+      }
+      float *row = d + oy * wOut;
+      for (int64_t ox = 0; ox < wOut; ++ox) {
+        const int64_t *ix = &tw.idx[static_cast<size_t>(ox * tw.taps)];
+        const double *wx = &tw.weight[static_cast<size_t>(ox * tw.taps)];
+        float acc = 0;
+        for (int64_t k = 0; k < tw.taps; ++k)
+          acc += static_cast<float>(wx[k]) * tmp[static_cast<size_t>(ix[k])];
+        row[ox] = acc;
+      }
+    }
+  }
+}
+
 template <typename T> Status runResize(KernelContext &ctx, const Tensor &x, const ResizeSpec &spec) {
   int64_t count = 0;
   ONNXSLIM_RETURN_IF_ERROR(checkedNumElements(spec.outDims, x.dtype(), count));
@@ -576,6 +612,12 @@ template <typename T> Status runResize(KernelContext &ctx, const Tensor &x, cons
     std::memcpy(&fill, &fillValue, sizeof(W));
     applyExtrapolation(data.data(), spec.outDims, tables, active, fill);
     std::memcpy(out->data(), data.data(), data.size() * sizeof(W));
+  } else if (std::is_same_v<T, float> && r >= 2 && active[r - 2] && active[r - 1] &&
+             !tables[r - 2].anyOutside && !tables[r - 1].anyOutside &&
+             std::count(active.begin(), active.end(), true) == 2) {
+    blendLastTwo(reinterpret_cast<const float *>(in.data()), reinterpret_cast<float *>(out->data()),
+                 product(spec.inDims, 0, r - 2), spec.inDims[r - 2], spec.inDims[r - 1],
+                 spec.outDims[r - 2], spec.outDims[r - 1], tables[r - 2], tables[r - 1]);
   } else {
     using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
     std::vector<C> data(static_cast<size_t>(in.size()));
