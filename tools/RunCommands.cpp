@@ -227,8 +227,14 @@ int runModelCommand(const RunArgs &args) {
     nodes.resize(std::min(nodes.size(), static_cast<size_t>(args.profileNodes)));
     std::printf("%-32s %-20s %8s %12s %7s  %s\n", "node", "op", "calls", "ms", "share",
                 "input shapes (first call)");
+    // An unnamed node is shown by its first result: "(-> y)".
+    auto label = [](const Node &node) {
+      if (!node.name().empty() || node.numResults() == 0 || !node.result(0))
+        return node.name();
+      return "(-> " + node.result(0)->name() + ")";
+    };
     for (const rt::NodeProfile &n : nodes)
-      std::printf("%-32s %-20s %8lld %12.3f %6.1f%%  %s\n", n.node->name().c_str(),
+      std::printf("%-32s %-20s %8lld %12.3f %6.1f%%  %s\n", label(*n.node).c_str(),
                   n.node->opType().c_str(), static_cast<long long>(n.time.calls),
                   n.time.seconds * 1e3, total > 0 ? 100 * n.time.seconds / total : 0.0,
                   n.inputShapes.c_str());
