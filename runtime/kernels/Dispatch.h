@@ -473,26 +473,8 @@ public:
 
   /// Calls f(int64_t outOffset, const int64_t *inOffsets, int64_t len) per run.
   template <typename F> void forEachRun(F &&f) const {
-    if (outSize_ == 0)
-      return;
-    size_t nIn = innerStride_.size();
-    size_t rank = outerDims_.size();
-    std::vector<int64_t> idx(rank, 0), off(nIn, 0);
-    int64_t runs = outSize_ / inner_;
-    for (int64_t r = 0; r < runs; ++r) {
-      f(r * inner_, static_cast<const int64_t *>(off.data()), inner_);
-      for (size_t d = rank; d-- > 0;) {
-        const int64_t *st = &outerStrides_[d * nIn];
-        if (++idx[d] < outerDims_[d]) {
-          for (size_t i = 0; i < nIn; ++i)
-            off[i] += st[i];
-          break;
-        }
-        for (size_t i = 0; i < nIn; ++i)
-          off[i] -= st[i] * (outerDims_[d] - 1);
-        idx[d] = 0;
-      }
-    }
+    if (outSize_ > 0)
+      runRange(0, outSize_ / inner_, f);
   }
 
   /// forEachRun split across the thread pool (runtime/ThreadPool.h) when the
