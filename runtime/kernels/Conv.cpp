@@ -130,6 +130,21 @@ template <typename C> struct ClampOf {
   }
 };
 
+/// dst[i] = src[i] for i < n: inline SIMD copies, for the short runs (a
+/// panel's width or less) of the column matrices, where a call to memcpy
+/// per run cost more than the copy.
+template <typename C> inline void copyShort(C *dst, const C *src, int64_t n) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<C, float> || std::is_same_v<C, double>) {
+    using B = xsimd::batch<C>;
+    constexpr int64_t W = static_cast<int64_t>(B::size);
+    for (; i + W <= n; i += W)
+      B::load_unaligned(src + i).store_unaligned(dst + i);
+  }
+  for (; i < n; ++i)
+    dst[i] = src[i];
+}
+
 /// Copies `len` elements of a column-matrix row that starts at column j into
 /// the packed-B panels it spans (see im2colPacked).
 template <typename C>
@@ -139,7 +154,7 @@ inline void scatterToPanels(const C *row, int64_t len, int64_t j, int64_t panelW
   C *dst = base + (j / panelWidth) * panelStride + o;
   for (int64_t ox = 0; ox < len;) {
     int64_t n = std::min(panelWidth - o, len - ox);
-    std::memcpy(dst, row + ox, sizeof(C) * static_cast<size_t>(n));
+    copyShort(dst, row + ox, n);
     ox += n;
     dst += panelStride - o;
     o = 0;
