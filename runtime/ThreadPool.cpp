@@ -18,9 +18,9 @@
 // a whole run), an awake worker polls without a deadline, as ONNX Runtime's
 // do during a session run, and for kSpinMicros after the scope closes (so
 // runs back to back keep it awake): the second core is busy, but only the
-// first job waits for a wake-up. A run that posts no job wakes nobody. Job fields are still only written and read under
-// the mutex, so the spinning reads are hints: every decision is taken
-// again under the lock.
+// first job waits for a wake-up. A run that posts no job wakes nobody.
+// Job fields are still only written and read under the mutex, so the
+// spinning reads are hints: every decision is taken again under the lock.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/ThreadPool.h"
