@@ -23,12 +23,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
 runs="${2:-30}"
 compare="$build/tests/transforms/onnxslim_compare_outputs"
-oracle="$root/tools/oracle/oracle.js"
+source "$root/tests/oracle/oracle_env.sh"
 [ -x "$compare" ] || { echo "error: $compare not built (target onnxslim_compare_outputs)" >&2; exit 1; }
-[ -d "$root/tools/oracle/node_modules/onnxruntime-node" ] ||
-  { echo "error: ONNX Runtime oracle not installed: run scripts/setup.sh" >&2; exit 1; }
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
 
 # "median min" (ms) per LEVEL:MODEL session, timed together: times INPUTS_DIR LEVEL:MODEL...
 times() {

@@ -45,14 +45,10 @@ runs="${2:-500}"
 size="${3:-}"
 onnxslim="$build/tools/onnxslim"
 compare="$build/tests/transforms/onnxslim_compare_outputs"
-oracle="$root/tools/oracle/oracle.js"
+source "$root/tests/oracle/oracle_env.sh"
 models="$root/tests/models/transformers"
 [ -x "$onnxslim" ] || { echo "error: $onnxslim not built" >&2; exit 1; }
 [ -x "$compare" ] || { echo "error: $compare not built (target onnxslim_compare_outputs)" >&2; exit 1; }
-[ -d "$root/tools/oracle/node_modules/onnxruntime-node" ] ||
-  { echo "error: ONNX Runtime oracle not installed: run scripts/setup.sh" >&2; exit 1; }
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
 if [ -n "$size" ]; then
   python3 "$models/generate.py" --size "$size" --out "$tmp/models"
   models="$tmp/models"

@@ -15,12 +15,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 onnxslim="$1"
 compare="$2"
 cache="${3:-${ONNXSLIM_MODEL_CACHE:-$root/.cache/models}}"
-oracle="$root/tools/oracle/oracle.js"
-spec="$root/tests/models/models.json"
-[ -d "$root/tools/oracle/node_modules/onnxruntime-node" ] ||
-  { echo "error: ONNX Runtime oracle not installed: run scripts/setup.sh" >&2; exit 1; }
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+source "$root/tests/oracle/oracle_env.sh"
 
 passed=0 failed=0 failures=()
 for name in $(node -e 'for (const m of require(process.argv[1]).models) console.log(m.name)' "$spec"); do

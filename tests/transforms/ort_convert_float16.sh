@@ -41,11 +41,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 onnxslim="$1"
 compare="$2"
 cache="${3:-$root/.cache/models}"
-oracle="$root/tools/oracle/oracle.js"
-[ -d "$root/tools/oracle/node_modules/onnxruntime-node" ] ||
-  { echo "error: ONNX Runtime oracle not installed: run scripts/setup.sh" >&2; exit 1; }
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+source "$root/tests/oracle/oracle_env.sh"
 spec="$tmp/models.json"
 node -e '
   const s = require(process.argv[1]);

@@ -30,12 +30,9 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 onnxslim="$1"
 data="${2:-/usr/share/libonnx-testdata/data}"
-[ -d "$root/tools/oracle/node_modules/onnxruntime-node" ] ||
-  { echo "error: ONNX Runtime oracle not installed: run scripts/setup.sh" >&2; exit 1; }
+source "$root/tests/oracle/oracle_env.sh"
 [ -d "$data/node" ] ||
   { echo "error: $data/node missing: apt-get install libonnx-testdata" >&2; exit 1; }
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
 
 # One conversion: writes "STATUS<TAB>NAME<TAB>DETAIL" to $tmp/status/NAME.T.
 convert_one() {

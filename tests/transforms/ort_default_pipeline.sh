@@ -18,12 +18,7 @@ onnxslim="$1"
 compare="$2"
 cache="${3:-$root/.cache/models}"
 testdata="${4:-/usr/share/libonnx-testdata/data}"
-oracle="$root/tools/oracle/oracle.js"
-spec="$root/tests/models/models.json"
-[ -d "$root/tools/oracle/node_modules/onnxruntime-node" ] ||
-  { echo "error: ONNX Runtime oracle not installed: run scripts/setup.sh" >&2; exit 1; }
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+source "$root/tests/oracle/oracle_env.sh"
 # ONNX Runtime optimizes the original and the optimized model differently
 # (its own fusions apply once shapes and constants are static; BatchNorm
 # folded into Conv weights rounds differently): measured up to 6e-6

@@ -20,12 +20,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 onnxslim="$1"
 compare="$2"
 cache="${3:-$root/.cache/models}"
-oracle="$root/tools/oracle/oracle.js"
-spec="$root/tests/models/models.json"
-[ -d "$root/tools/oracle/node_modules/onnxruntime-node" ] ||
-  { echo "error: ONNX Runtime oracle not installed: run scripts/setup.sh" >&2; exit 1; }
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+source "$root/tests/oracle/oracle_env.sh"
 rtol=1e-4 atol=1e-6
 targets="23 13"
 

@@ -22,12 +22,8 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 onnxslim="$1"
 compare="$2"
-oracle="$root/tools/oracle/oracle.js"
+source "$root/tests/oracle/oracle_env.sh"
 models="$root/tests/models/transformers"
-[ -d "$root/tools/oracle/node_modules/onnxruntime-node" ] ||
-  { echo "error: ONNX Runtime oracle not installed: run scripts/setup.sh" >&2; exit 1; }
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
 rtol=1e-4 atol=1e-6
 
 failed=0 passed=0
