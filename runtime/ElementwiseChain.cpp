@@ -52,7 +52,7 @@ template <typename F> void binary(const ChainOp &op, float *v, const float *x, i
 }
 
 /// v[i] = clamp(v[i]) as ClipF computes it: below lo -> lo, then above hi
-/// -> hi (NaN passes). Relu is the clamp to [0, +inf) written as v < 0 ? 0 : v.
+/// -> hi (NaN passes).
 void clampLoop(float *v, float lo, float hi, int64_t n) {
   const Batch l(lo), h(hi);
   int64_t i = 0;
@@ -67,17 +67,6 @@ void clampLoop(float *v, float lo, float hi, int64_t n) {
   }
 }
 
-void reluLoop(float *v, int64_t n) {
-  const Batch zero(0.0f);
-  int64_t i = 0;
-  for (; i + W <= n; i += W) {
-    Batch a = Batch::load_aligned(v + i);
-    xsimd::select(a < zero, zero, a).store_aligned(v + i);
-  }
-  for (; i < n; ++i)
-    v[i] = v[i] < 0.0f ? 0.0f : v[i];
-}
-
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ONNXSLIM_CHAIN_AVX512 1
 /// One op over a block with AVX-512 (16 floats a step, masked tail):
@@ -85,8 +74,7 @@ void reluLoop(float *v, int64_t n) {
 template <ChainOp::Kind K, bool ValueFirst, bool Other>
 __attribute__((target("avx512f"))) void opLoopAvx512(const ChainOp &op, float *v, const float *x,
                                                      int64_t n) {
-  const __m512 c = _mm512_set1_ps(op.c), lo = _mm512_set1_ps(op.lo), hi = _mm512_set1_ps(op.hi),
-               zero = _mm512_setzero_ps();
+  const __m512 c = _mm512_set1_ps(op.c), lo = _mm512_set1_ps(op.lo), hi = _mm512_set1_ps(op.hi);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
     __m512 a = _mm512_maskz_loadu_ps(m, v + i);
@@ -100,11 +88,9 @@ __attribute__((target("avx512f"))) void opLoopAvx512(const ChainOp &op, float *v
       a = _mm512_mul_ps(l, r);
     else if constexpr (K == ChainOp::Kind::Div)
       a = _mm512_div_ps(l, r);
-    else if constexpr (K == ChainOp::Kind::Clip) {
+    else {
       a = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, lo, _CMP_LT_OQ), a, lo);
       a = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, hi, _CMP_GT_OQ), a, hi);
-    } else {
-      a = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, zero, _CMP_LT_OQ), a, zero);
     }
     _mm512_mask_storeu_ps(v + i, m, a);
   }
@@ -141,9 +127,6 @@ void runBlockAvx512(const std::vector<ChainOp> &ops, const float *x, float *y, i
     case ChainOp::Kind::Clip:
       opLoopAvx512<ChainOp::Kind::Clip, true, false>(op, v, x, n);
       break;
-    case ChainOp::Kind::Relu:
-      opLoopAvx512<ChainOp::Kind::Relu, true, false>(op, v, x, n);
-      break;
     }
   }
   std::copy(v, v + n, y);
@@ -169,9 +152,6 @@ void runBlock(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t
       break;
     case ChainOp::Kind::Clip:
       clampLoop(v, op.lo, op.hi, n);
-      break;
-    case ChainOp::Kind::Relu:
-      reluLoop(v, n);
       break;
     }
   }

@@ -25,7 +25,8 @@ namespace onnxslim::rt {
 
 /// One node of a chain, applied to the running value v of each element.
 struct ChainOp {
-  enum class Kind : uint8_t { Add, Sub, Mul, Div, Clip, Relu };
+  /// Relu is Clip(0, +inf): the same compare and select, the same bits.
+  enum class Kind : uint8_t { Add, Sub, Mul, Div, Clip };
   Kind kind = Kind::Add;
   /// Binary ops: the other operand is x itself (else the constant c).
   bool otherIsInput = false;

@@ -147,37 +147,6 @@ template <typename Fn> void forEachCapturedValue(const Graph &g, Fn &&fn) {
       fn(o.use.get());
 }
 
-/// The clamp that the activation `act` applies to its input 0, when `act`
-/// is a default-domain Relu, or a Clip whose bounds are attributes (before
-/// opset 11) or omitted or constant float scalars; none otherwise.
-std::optional<KernelContext::OutputClamp> activationClamp(const Node &act, int64_t opset,
-                                                          const std::vector<Operand> &operands) {
-  if (!act.isDefaultDomain())
-    return std::nullopt;
-  constexpr float kMax = std::numeric_limits<float>::max();
-  if (act.opType() == "Relu")
-    return KernelContext::OutputClamp{0.0f, std::numeric_limits<float>::infinity()};
-  if (act.opType() != "Clip")
-    return std::nullopt;
-  if (opset < 11)
-    return KernelContext::OutputClamp{act.attrFloat("min", -kMax), act.attrFloat("max", kMax)};
-  KernelContext::OutputClamp c{-kMax, kMax};
-  for (size_t i = 1; i < operands.size(); ++i) {
-    const Operand &op = operands[i];
-    if (op.kind == Operand::Kind::Omitted)
-      continue;
-    if (i > 2 || op.kind != Operand::Kind::Constant || !op.constant->isTensor())
-      return std::nullopt;
-    const Tensor &t = *op.constant->tensor;
-    if (t.dtype() != DataType::Float || t.numElements() != 1 || !t.isConsistent())
-      return std::nullopt;
-    float v;
-    std::memcpy(&v, t.rawData(), sizeof v);
-    (i == 1 ? c.lo : c.hi) = v;
-  }
-  return c;
-}
-
 /// Given a value and its operand, Result: its element and rank when it is a
 /// one-element float32 constant (an initializer or a Constant node's value).
 std::optional<std::pair<float, size_t>> floatScalar(const Value *v, const Operand &op) {
@@ -195,6 +164,34 @@ std::optional<std::pair<float, size_t>> floatScalar(const Value *v, const Operan
   float f;
   std::memcpy(&f, t->rawData(), sizeof f);
   return std::make_pair(f, t->dims().size());
+}
+
+/// The clamp that the activation `act` applies to its input 0, when `act`
+/// is a default-domain Relu, or a Clip whose bounds are attributes (before
+/// opset 11) or omitted or one-element float constants (floatScalar); none
+/// otherwise.
+std::optional<KernelContext::OutputClamp> activationClamp(const Node &act, int64_t opset,
+                                                          const std::vector<Operand> &operands) {
+  if (!act.isDefaultDomain())
+    return std::nullopt;
+  constexpr float kMax = std::numeric_limits<float>::max();
+  if (act.opType() == "Relu")
+    return KernelContext::OutputClamp{0.0f, std::numeric_limits<float>::infinity()};
+  if (act.opType() != "Clip")
+    return std::nullopt;
+  if (opset < 11)
+    return KernelContext::OutputClamp{act.attrFloat("min", -kMax), act.attrFloat("max", kMax)};
+  KernelContext::OutputClamp c{-kMax, kMax};
+  for (size_t i = 1; i < operands.size(); ++i) {
+    const Operand &op = operands[i];
+    if (op.kind == Operand::Kind::Omitted)
+      continue;
+    auto bound = i <= 2 ? floatScalar(op.value, op) : std::nullopt;
+    if (!bound)
+      return std::nullopt;
+    (i == 1 ? c.lo : c.hi) = bound->first;
+  }
+  return c;
 }
 
 /// Given a step, the value the chain has computed so far (`running`) and the
@@ -233,30 +230,13 @@ std::optional<ChainOp> chainOpOf(const Step &st, const Value *running, const Val
   }
   if (st.operands.empty() || st.operands[0].value != running)
     return std::nullopt;
-  if (op == "Relu" && st.operands.size() == 1) {
-    c.kind = ChainOp::Kind::Relu;
-    return c;
-  }
-  if (op != "Clip")
+  // Relu is the clamp to [0, +inf): the same compare and select as ReluF.
+  auto clamp = activationClamp(n, st.opset, st.operands);
+  if (!clamp)
     return std::nullopt;
   c.kind = ChainOp::Kind::Clip;
-  constexpr float kMax = std::numeric_limits<float>::max();
-  c.lo = -kMax;
-  c.hi = kMax;
-  if (st.opset < 11) {
-    c.lo = n.attrFloat("min", -kMax);
-    c.hi = n.attrFloat("max", kMax);
-    return c;
-  }
-  for (size_t i = 1; i < st.operands.size(); ++i) {
-    const Operand &b = st.operands[i];
-    if (b.kind == Operand::Kind::Omitted)
-      continue;
-    auto k = i <= 2 ? floatScalar(b.value, b) : std::nullopt;
-    if (!k || k->second > 1)
-      return std::nullopt;
-    (i == 1 ? c.lo : c.hi) = k->first;
-  }
+  c.lo = clamp->lo;
+  c.hi = clamp->hi;
   return c;
 }
 
@@ -723,24 +703,10 @@ Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &fram
                  : callKernel(node, st.kernel, st.opset, std::move(inputs), outputs,
                               deterministicOnly_, st.fuseStep >= 0 ? &st.fuseClamp : nullptr,
                               &clamped, st.lastUseMask);
-  if (timed) {
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (options_.profile) {
-      std::string key =
-          node.isDefaultDomain() ? node.opType() : node.domain() + "." + node.opType();
-      OpProfile &p = profile_[key];
-      ++p.calls;
-      p.seconds += seconds;
-    }
-    if (options_.profileNodes) {
-      auto [it, added] = nodeProfileIndex_.try_emplace(&node, nodeProfile_.size());
-      if (added)
-        nodeProfile_.push_back({&node, std::move(shapes), {}});
-      OpProfile &p = nodeProfile_[it->second].time;
-      ++p.calls;
-      p.seconds += seconds;
-    }
-  }
+  if (timed)
+    recordTime(node,
+               node.isDefaultDomain() ? node.opType() : node.domain() + "." + node.opType(),
+               std::move(shapes), start);
   if (!s.ok())
     return nodeError(node, s);
   if (clamped) {
@@ -784,23 +750,29 @@ Status Interpreter::runChain(const GraphPlan &plan, size_t stepIndex, Frame &fra
     frame.applied[static_cast<size_t>(f)] = 1;
   for (uint32_t slot : st.release)
     frame.slots[slot] = RtValue();
-  if (timed) {
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (options_.profile) {
-      OpProfile &p = profile_["(fused elementwise chain)"];
-      ++p.calls;
-      p.seconds += seconds;
-    }
-    if (options_.profileNodes) {
-      auto [it, added] = nodeProfileIndex_.try_emplace(st.node, nodeProfile_.size());
-      if (added)
-        nodeProfile_.push_back({st.node, "chain of " + std::to_string(st.chain.size()) + " ops", {}});
-      ++nodeProfile_[it->second].time.calls;
-      nodeProfile_[it->second].time.seconds += seconds;
-    }
-  }
+  if (timed)
+    recordTime(*st.node, "(fused elementwise chain)",
+               "chain of " + std::to_string(st.chain.size()) + " ops", start);
   ran = true;
   return Status::success();
+}
+
+void Interpreter::recordTime(const Node &node, const std::string &opKey, std::string shapes,
+                             std::chrono::steady_clock::time_point start) {
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options_.profile) {
+    OpProfile &p = profile_[opKey];
+    ++p.calls;
+    p.seconds += seconds;
+  }
+  if (options_.profileNodes) {
+    auto [it, added] = nodeProfileIndex_.try_emplace(&node, nodeProfile_.size());
+    if (added)
+      nodeProfile_.push_back({&node, std::move(shapes), {}});
+    OpProfile &p = nodeProfile_[it->second].time;
+    ++p.calls;
+    p.seconds += seconds;
+  }
 }
 
 Status Interpreter::execute(const GraphPlan &plan, const std::vector<RtValue> &inputs,

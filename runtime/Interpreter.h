@@ -29,6 +29,7 @@
 #include "runtime/BufferPool.h"
 #include "runtime/Kernel.h"
 
+#include <chrono>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -135,6 +136,10 @@ private:
   /// Step::chain); `ran` false when its input does not qualify (the steps
   /// then run one by one).
   Status runChain(const GraphPlan &plan, size_t stepIndex, Frame &frame, bool &ran);
+  /// Adds the time since `start` to the profiles that options() asks for:
+  /// under `opKey` per op, and per node (with `shapes` on its first call).
+  void recordTime(const Node &node, const std::string &opKey, std::string shapes,
+                  std::chrono::steady_clock::time_point start);
   Status callKernel(const Node &node, const KernelDef *kernel, int64_t opset,
                     std::vector<const RtValue *> inputs, std::vector<RtValue> &outputs,
                     bool deterministicOnly, const KernelContext::OutputClamp *clamp = nullptr,
