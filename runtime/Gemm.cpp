@@ -880,6 +880,303 @@ __attribute__((target("avx512f"))) void multiTapAvx512Fixed(int64_t n, const flo
 }
 #endif
 
+//===----------------------------------------------------------------------===//
+// Direct convolution product (implicit GEMM over padded planes)
+//===----------------------------------------------------------------------===//
+
+/// Computes the rows x NR tile of a direct convolution product whose
+/// virtual columns start at b (row k at b + off[k]) from the A panel `a`
+/// (K x MR, packA's layout), adds bias[i] to row i when given, clamps when
+/// asked, and stores row i at dst + i * ldd (with `accumulate`, adds it to
+/// what is there first).
+using DirectKernelFn = void (*)(int64_t K, const float *a, const float *b, const int64_t *off,
+                                bool accumulate, const float *bias, const StoreClamp *clamp,
+                                float *dst, int64_t ldd, int64_t rows);
+
+/// The direct kernel of a family with its tile.
+struct DirectEngine {
+  int64_t MR, NR;
+  DirectKernelFn kernel;
+};
+
+/// Calls K<ROWS>::run for rows in [1, MAX] (as byRows does for the GEMM).
+template <int MAX, template <int> class K>
+void directByRows(int64_t kc, const float *a, const float *b, const int64_t *off, bool accumulate,
+                  const float *bias, const StoreClamp *clamp, float *dst, int64_t ldd,
+                  int64_t rows) {
+  [&]<int... I>(std::integer_sequence<int, I...>) {
+    ((rows == I + 1 ? (K<I + 1>::run(kc, a, b, off, accumulate, bias, clamp, dst, ldd), true)
+                    : false) ||
+     ...);
+  }(std::make_integer_sequence<int, MAX>{});
+}
+
+template <int ROWS> struct DirectBaseline {
+  static void run(int64_t K, const float *a, const float *b, const int64_t *off,
+                  bool accumulate, const float *bias, const StoreClamp *clamp, float *dst,
+                  int64_t ldd) {
+    using B = Batch<float>;
+    constexpr int64_t W = static_cast<int64_t>(B::size), MR = 6;
+    B c0[ROWS], c1[ROWS];
+    for (int i = 0; i < ROWS; ++i)
+      c0[i] = c1[i] = B(0.0f);
+    for (int64_t k = 0; k < K; ++k, a += MR) {
+      const float *bk = b + off[k];
+      const B b0 = B::load_unaligned(bk), b1 = B::load_unaligned(bk + W);
+#pragma GCC unroll 6
+      for (int i = 0; i < ROWS; ++i) {
+        const B ai(a[i]);
+        c0[i] = xsimd::fma(ai, b0, c0[i]);
+        c1[i] = xsimd::fma(ai, b1, c1[i]);
+      }
+    }
+    for (int i = 0; i < ROWS; ++i) {
+      B v[2] = {c0[i], c1[i]};
+      if (accumulate) {
+        v[0] = B::load_unaligned(dst + i * ldd) + v[0];
+        v[1] = B::load_unaligned(dst + i * ldd + W) + v[1];
+      }
+      for (B &x : v) {
+        if (bias)
+          x += B(bias[i]);
+        if (clamp) {
+          const B lo(clamp->lo), hi(clamp->hi);
+          x = xsimd::select(x < lo, lo, x);
+          x = xsimd::select(x > hi, hi, x);
+        }
+      }
+      v[0].store_unaligned(dst + i * ldd);
+      v[1].store_unaligned(dst + i * ldd + W);
+    }
+  }
+};
+
+#ifdef ONNXSLIM_GEMM_X86
+
+template <int ROWS>
+__attribute__((target("avx2,fma"))) void directAvx2(int64_t K, const float *a, const float *b,
+                                                    const int64_t *off, bool accumulate,
+                                                    const float *bias, const StoreClamp *clamp,
+                                                    float *dst, int64_t ldd) {
+  __m256 c0[ROWS], c1[ROWS];
+#pragma GCC unroll 6
+  for (int i = 0; i < ROWS; ++i)
+    c0[i] = c1[i] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < K; ++k, a += 6) {
+    const float *bk = b + off[k];
+    const __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
+#pragma GCC unroll 6
+    for (int i = 0; i < ROWS; ++i) {
+      const __m256 ai = _mm256_broadcast_ss(a + i);
+      c0[i] = _mm256_fmadd_ps(ai, b0, c0[i]);
+      c1[i] = _mm256_fmadd_ps(ai, b1, c1[i]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < ROWS; ++i) {
+    __m256 v[2] = {c0[i], c1[i]};
+    if (accumulate) {
+      v[0] = _mm256_add_ps(_mm256_loadu_ps(dst + i * ldd), v[0]);
+      v[1] = _mm256_add_ps(_mm256_loadu_ps(dst + i * ldd + 8), v[1]);
+    }
+    for (__m256 &x : v) {
+      if (bias)
+        x = _mm256_add_ps(x, _mm256_set1_ps(bias[i]));
+      if (clamp) {
+        const __m256 lo = _mm256_set1_ps(clamp->lo), hi = _mm256_set1_ps(clamp->hi);
+        x = _mm256_blendv_ps(x, lo, _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+        x = _mm256_blendv_ps(x, hi, _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
+      }
+    }
+    _mm256_storeu_ps(dst + i * ldd, v[0]);
+    _mm256_storeu_ps(dst + i * ldd + 8, v[1]);
+  }
+}
+
+template <int ROWS>
+__attribute__((target("avx512f"))) void directAvx512(int64_t K, const float *a, const float *b,
+                                                     const int64_t *off, bool accumulate,
+                                                     const float *bias, const StoreClamp *clamp,
+                                                     float *dst, int64_t ldd) {
+  __m512 c0[ROWS], c1[ROWS];
+#pragma GCC unroll 12
+  for (int i = 0; i < ROWS; ++i)
+    c0[i] = c1[i] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < K; ++k, a += 12) {
+    const float *bk = b + off[k];
+    const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);
+#pragma GCC unroll 12
+    for (int i = 0; i < ROWS; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      c0[i] = _mm512_fmadd_ps(ai, b0, c0[i]);
+      c1[i] = _mm512_fmadd_ps(ai, b1, c1[i]);
+    }
+  }
+#pragma GCC unroll 12
+  for (int i = 0; i < ROWS; ++i) {
+    __m512 v[2] = {c0[i], c1[i]};
+    if (accumulate) {
+      v[0] = _mm512_add_ps(_mm512_loadu_ps(dst + i * ldd), v[0]);
+      v[1] = _mm512_add_ps(_mm512_loadu_ps(dst + i * ldd + 16), v[1]);
+    }
+    for (__m512 &x : v) {
+      if (bias)
+        x = _mm512_add_ps(x, _mm512_set1_ps(bias[i]));
+      if (clamp) {
+        const __m512 lo = _mm512_set1_ps(clamp->lo), hi = _mm512_set1_ps(clamp->hi);
+        x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), x, lo);
+        x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ), x, hi);
+      }
+    }
+    _mm512_storeu_ps(dst + i * ldd, v[0]);
+    _mm512_storeu_ps(dst + i * ldd + 16, v[1]);
+  }
+}
+
+template <int ROWS> struct DirectAvx2 {
+  static void run(int64_t K, const float *a, const float *b, const int64_t *off,
+                  bool accumulate, const float *bias, const StoreClamp *clamp, float *dst,
+                  int64_t ldd) {
+    directAvx2<ROWS>(K, a, b, off, accumulate, bias, clamp, dst, ldd);
+  }
+};
+template <int ROWS> struct DirectAvx512 {
+  static void run(int64_t K, const float *a, const float *b, const int64_t *off,
+                  bool accumulate, const float *bias, const StoreClamp *clamp, float *dst,
+                  int64_t ldd) {
+    directAvx512<ROWS>(K, a, b, off, accumulate, bias, clamp, dst, ldd);
+  }
+};
+
+#endif // ONNXSLIM_GEMM_X86
+
+/// The direct kernel of the active family.
+DirectEngine directEngine() {
+#ifdef ONNXSLIM_GEMM_X86
+  switch (currentIsa().load()) {
+  case Isa::Avx512:
+    return {12, 32, directByRows<12, DirectAvx512>};
+  case Isa::Avx2:
+    return {6, 16, directByRows<6, DirectAvx2>};
+  case Isa::Baseline:
+    break;
+  }
+#endif
+  return {6, 2 * static_cast<int64_t>(Batch<float>::size), directByRows<6, DirectBaseline>};
+}
+
+/// Tiles of a block: each A panel slice is used for all of them in a row.
+constexpr int64_t kDirectTileBlock = 8;
+
+/// Result elements of a block at most (its buffer stays in L2).
+constexpr int64_t kDirectBlockElements = int64_t{1} << 15;
+
+/// Deepest K slice of the direct product.
+constexpr int64_t kDirectSlice = 256;
+
+/// Plane elements beyond which the direct product prefetches (2 MB: more
+/// than a core's L2).
+constexpr int64_t kDirectPrefetchElements = int64_t{1} << 19;
+
+} // namespace
+
+void convProductDirect(int64_t M, int64_t K, const float *A, int64_t lda, const float *B,
+                       const int64_t *offsets, int64_t columns, int64_t pitch, int64_t width,
+                       float *C, int64_t ldc, const float *rowBias, const StoreClamp *clamp) {
+  if (M <= 0 || K <= 0 || columns <= 0 || width <= 0)
+    return;
+  const DirectEngine e = directEngine();
+  const int64_t MR = e.MR, NR = e.NR, panels = (M + MR - 1) / MR;
+  thread_local AlignedVector<float> packed;
+  if (packed.size() < static_cast<size_t>(panels * MR * K))
+    packed.resize(static_cast<size_t>(panels * MR * K));
+  packA(false, A, lda, 0, M, 0, K, MR, packed.data());
+  const float *ap = packed.data();
+  const int64_t tiles = (columns + NR - 1) / NR;
+  // K in balanced slices of at most kDirectSlice: an A panel's slice stays
+  // in L1 across a block's tiles, the block's B runs for it in L2.
+  const int64_t slices = (K + kDirectSlice - 1) / kDirectSlice, KC = (K + slices - 1) / slices;
+  // Columns per block: up to kDirectTileBlock tiles, fewer for tall M.
+  const int64_t blockTiles =
+      std::clamp<int64_t>(kDirectBlockElements / (panels * MR * NR), 1, kDirectTileBlock);
+  const int64_t ldd = blockTiles * NR;
+  // Planes larger than a core's L2 get their next rows prefetched, one
+  // touch per distinct run (the taps of a row share their lines).
+  std::vector<int64_t> fetchRows;
+  if (offsets[K - 1] + columns > kDirectPrefetchElements)
+    for (int64_t k = 0; k < K; ++k)
+      if (fetchRows.empty() || std::abs(offsets[k] - offsets[fetchRows.back()]) > 8)
+        fetchRows.push_back(k);
+  // Tiles [t0, t1), block by block, K slice by slice. A tile inside one
+  // output row is summed in place in C; one that crosses a row end (or the
+  // padding columns) is summed in `block`, at its virtual columns, and its
+  // outputs are copied into C run by run after the last slice (which adds
+  // the bias and clamps).
+  auto inRow = [&](int64_t t) { return t * NR % pitch + NR <= width; };
+  auto run = [&](int64_t t0, int64_t t1) {
+    thread_local AlignedVector<float> block;
+    if (block.size() < static_cast<size_t>(panels * MR * ldd))
+      block.resize(static_cast<size_t>(panels * MR * ldd));
+    for (int64_t tb = t0; tb < t1; tb += blockTiles) {
+      const int64_t te = std::min(t1, tb + blockTiles);
+      size_t fetched = 0;
+      for (int64_t pc = 0; pc < K; pc += KC) {
+        const int64_t kc = std::min(KC, K - pc);
+        const bool last = pc + kc == K;
+        // The next block's runs of this slice, on their way to L2 while
+        // this block computes (new lines of many planes: the hardware
+        // prefetchers do not follow them).
+        if (te < t1) {
+          const int64_t nv0 = te * NR, nv1 = std::min(te + blockTiles, t1) * NR + NR;
+          for (; fetched < fetchRows.size() && fetchRows[fetched] < pc + kc; ++fetched)
+            for (int64_t v = nv0; v < nv1; v += 16)
+              __builtin_prefetch(B + offsets[fetchRows[fetched]] + v, 0, 2);
+        }
+        for (int64_t p = 0; p < panels; ++p) {
+          const int64_t m0 = p * MR, rows = std::min(MR, M - m0);
+          const float *bias = last && rowBias ? rowBias + m0 : nullptr;
+          for (int64_t t = tb; t < te; ++t) {
+            const int64_t v0 = t * NR;
+            const bool direct = inRow(t);
+            float *dst = direct ? C + m0 * ldc + v0 / pitch * width + v0 % pitch
+                                : block.data() + m0 * ldd + (t - tb) * NR;
+            e.kernel(kc, ap + m0 * K + pc * MR, B + v0, offsets + pc, pc > 0, bias,
+                     last ? clamp : nullptr, dst, direct ? ldc : ldd, rows);
+          }
+        }
+      }
+      for (int64_t t = tb; t < te; ++t) {
+        if (inRow(t))
+          continue;
+        const int64_t v1 = std::min((t + 1) * NR, columns);
+        for (int64_t v = t * NR; v < v1;) {
+          const int64_t y = v / pitch, x = v % pitch, seg = std::min(v1 - v, pitch - x);
+          if (const int64_t n = std::min(seg, width - x); n > 0)
+            for (int64_t m = 0; m < M; ++m)
+              std::memcpy(C + m * ldc + y * width + x, block.data() + m * ldd + (v - tb * NR),
+                          sizeof(float) * static_cast<size_t>(n));
+          v += seg;
+        }
+      }
+    }
+  };
+  int64_t parts = 1;
+  if (worthSplitting(M * K * columns, M * K + K * columns + M * columns))
+    parts = std::min<int64_t>((tiles + blockTiles - 1) / blockTiles, 4 * threadCount());
+  if (parts <= 1) {
+    run(0, tiles);
+    return;
+  }
+  // Parts of whole blocks, so that every block is cut the same way.
+  const int64_t blocks = (tiles + blockTiles - 1) / blockTiles;
+  parallelFor(parts, [&](int64_t t) {
+    run(std::min(tiles, blocks * t / parts * blockTiles),
+        std::min(tiles, blocks * (t + 1) / parts * blockTiles));
+  });
+}
+
+namespace {
+
 /// A product whose B was packed for `width`-column panels: straight to the
 /// engine when the width is the engine's, else unpacked and multiplied.
 template <typename T>

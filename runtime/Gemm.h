@@ -68,6 +68,32 @@ void multiTapRow(int64_t n, int64_t taps, const float *const *src, const float *
 void multiTapRow(int64_t n, int64_t taps, const double *const *src, const double *w, double bias,
                  double *y);
 
+/// A clamp applied to results as they are stored: x < lo ? lo : x, then
+/// > hi ? hi : that (NaN passes), as the Clip and Relu kernels compute it.
+struct StoreClamp {
+  float lo, hi;
+};
+
+/// The product of a unit-stride convolution read straight from zero-padded
+/// input planes, with no column matrix ("implicit GEMM"). Row k of the
+/// virtual K x `columns` matrix B is the run B + offsets[k]; virtual column
+/// v is the padded-grid position v = oy * pitch + ox, an output when
+/// ox < width (the other columns, under the padding, are computed and
+/// dropped). Given A (M x K, row-major, lda), Execute: for m < M and every
+/// output column, C[m * ldc + oy * width + ox] = clamp(sum_k A[m][k] *
+/// B[offsets[k] + v] + rowBias[m]), the sum taken over k in order from zero
+/// with fused multiply-adds, the bias (when given) and then the clamp (when
+/// given) applied as separate roundings. B is read up to offsets[k] +
+/// columns + 31 for every k (callers leave that much readable slack).
+/// Runs on the thread pool when the work pays; results do not depend on the
+/// thread count. Float only: the kernels of the active engine's family.
+void convProductDirect(int64_t M, int64_t K, const float *A, int64_t lda, const float *B,
+                       const int64_t *offsets, int64_t columns, int64_t pitch, int64_t width,
+                       float *C, int64_t ldc, const float *rowBias, const StoreClamp *clamp);
+
+/// Elements past the last virtual column that convProductDirect may read.
+constexpr int64_t kConvDirectSlack = 32;
+
 /// Given "baseline", "avx2" or "avx512", Execute: makes later calls use that
 /// micro-kernel family, Result: false (and no change) when the CPU lacks it.
 /// For tests and benchmarks; the default is the best family the CPU has.

@@ -64,6 +64,11 @@ constexpr int64_t kMinThreadColumns = 128;
 /// Elements of zero-padded input planes that im2col may stage (16 MB of floats).
 constexpr int64_t kPaddedBudget = int64_t{1} << 22;
 
+/// Elements of zero-padded input planes that a direct convolution may stage
+/// (128 MB of floats: about the input itself, where im2col would write a
+/// column matrix kernel-size times larger).
+constexpr int64_t kDirectPaddedBudget = int64_t{1} << 25;
+
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
@@ -527,6 +532,45 @@ void depthwiseConv(const C *x, const C *w, const C *bias, C *y, int64_t N, int64
     }
 }
 
+/// Unit-stride float convolution straight from the group's zero-padded
+/// input planes (the layout of planPadded with one column phase), as one
+/// convProductDirect per (image, group): no column matrix is written. Row k
+/// = (c, tap) of the virtual column matrix is plane c at the tap's offset,
+/// so the product reads each input element from the planes for every tap.
+void convDirect(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                int64_t Cin, int64_t M, int64_t group, const Window::Dims3 &g,
+                const PaddedPlan &plan, const KernelContext::OutputClamp *outClamp) {
+  const int64_t Cg = Cin / group, Mg = M / group, kS = g.kernel[1] * g.kernel[2];
+  const int64_t rows = Cg * kS, inS = g.in[1] * g.in[2], outS = g.out[1] * g.out[2];
+  const int64_t planeSize = plan.rows * plan.rowPitch;
+  // The product reads up to kConvDirectSlack elements past the last plane.
+  float *planes = scratch<float, 2>(Cg * planeSize + kConvDirectSlack);
+  std::fill(planes + Cg * planeSize, planes + Cg * planeSize + kConvDirectSlack, 0.0f);
+  std::vector<int64_t> offsets(static_cast<size_t>(rows));
+  for (int64_t c = 0; c < Cg; ++c)
+    for (int64_t t = 0; t < kS; ++t)
+      offsets[static_cast<size_t>(c * kS + t)] = c * planeSize + plan.tapRel[t];
+  const int64_t columns = (g.out[1] - 1) * plan.rowPitch + g.out[2];
+  StoreClamp sc{};
+  if (outClamp)
+    sc = {outClamp->lo, outClamp->hi};
+  const bool splitFill = worthSplitting(M * rows * outS, Cin * inS + M * outS) && Cg > 1 &&
+                         Cg * planeSize >= kParallelMinElements;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const float *xg = x + (n * Cin + gi * Cg) * inS;
+      auto fill = [&](int64_t c) { fillPadded(xg + c * inS, g, plan, planes + c * planeSize); };
+      if (splitFill)
+        parallelFor(Cg, fill);
+      else
+        for (int64_t c = 0; c < Cg; ++c)
+          fill(c);
+      convProductDirect(Mg, rows, w + gi * Mg * rows, rows, planes, offsets.data(), columns,
+                        plan.rowPitch, g.out[2], y + (n * M + gi * Mg) * outS, outS,
+                        bias ? bias + gi * Mg : nullptr, outClamp ? &sc : nullptr);
+    }
+}
+
 } // namespace
 
 template <typename C>
@@ -584,6 +628,15 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
             piece(t);
       }
     return;
+  }
+  if constexpr (std::is_same_v<C, float>) {
+    // Unit strides: the product reads the padded planes directly.
+    PaddedPlan plan;
+    if (g.strides[1] == 1 && g.strides[2] == 1 && planPadded(g, plan) &&
+        plan.phases.size() == 1 && Cg * plan.rows * plan.rowPitch <= kDirectPaddedBudget) {
+      convDirect(x, w, bias, y, N, Cin, M, group, g, plan, outClamp);
+      return;
+    }
   }
   const int64_t ow = g.out[2], gridRows = g.out[0] * g.out[1];
   // Chunks small enough for L2 when that still leaves the GEMM at least

@@ -4,7 +4,7 @@
 // with constant bounds into one step (the Conv clamps its output block by
 // block). The fused result must be bit-identical to the two nodes run apart
 // (here: the same graph with the Conv output also a graph output, which
-// keeps them apart), on pointwise, depthwise and im2col geometries, with
+// keeps them apart), on pointwise, depthwise, direct and im2col geometries, with
 // NaN inputs, both Clip forms, and where fusion must not happen (bounds
 // computed at run time, a double Conv, a second reader).
 //
@@ -147,8 +147,9 @@ const ConvCase kCases[] = {
     {8, 16, 1, 1, 1, 0, 9, 11},  // pointwise: one GEMM
     {6, 6, 6, 3, 1, 1, 13, 17},  // depthwise, padded planes
     {6, 12, 6, 3, 2, 1, 20, 21}, // depthwise with a channel multiplier, strided
-    {3, 10, 1, 3, 2, 1, 19, 23}, // im2col + GEMM
-    {4, 6, 2, 3, 1, 0, 9, 8},    // grouped im2col
+    {3, 10, 1, 3, 2, 1, 19, 23}, // strided: im2col + GEMM
+    {4, 6, 2, 3, 1, 0, 9, 8},    // grouped, unit stride: direct product over padded planes
+    {30, 14, 1, 3, 1, 1, 21, 45}, // direct, K in two slices, tiles across row ends
 };
 
 TEST(ConvActivationFusion, ReluMatchesSeparateNodes) {

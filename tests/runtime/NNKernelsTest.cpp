@@ -360,6 +360,47 @@ void checkRandomConvs() {
   }
 }
 
+/// Unit-stride 1-D/2-D float convolutions take the direct product over
+/// padded planes (convProductDirect): output channels off the tile height
+/// (13, 25), K deeper than one slice (40 channels x 9 taps), rows narrower
+/// than a tile (several rows per tile) and wider (tiles crossing a row
+/// end), dilation, asymmetric pads, 1-D, several images and groups, and
+/// planes large enough for the prefetching path.
+TEST(ConvKernel, DirectPathMatchesNaive) {
+  const std::vector<ConvConfig> configs = {
+      {1, 40, 13, 1, {11, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {2, 7, 25, 1, {37, 45}, {3, 3}, {1, 1}, {1, 1}, {1, 0, 2, 1}},
+      {1, 6, 12, 1, {20, 70}, {3, 5}, {1, 1}, {2, 1}, {2, 2, 2, 2}},
+      {1, 16, 24, 2, {33, 31}, {3, 3}, {1, 1}, {1, 2}, {1, 2, 1, 2}},
+      {2, 5, 9, 1, {100}, {7}, {1}, {1}, {3, 3}},
+      {1, 3, 30, 1, {5, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+      {1, 8, 14, 1, {258, 259}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+  };
+  forEachEngine([&] {
+    std::mt19937 rng(41);
+    for (size_t i = 0; i < configs.size(); ++i) {
+      const ConvConfig &c = configs[i];
+      int64_t inSize = 1, kS = 1;
+      for (size_t d = 0; d < c.in.size(); ++d) {
+        inSize *= c.in[d];
+        kS *= c.kernel[d];
+      }
+      std::vector<float> x = randomFloats(rng, c.N * c.Cin * inSize);
+      std::vector<float> w = randomFloats(rng, c.M * (c.Cin / c.group) * kS);
+      std::vector<float> b = randomFloats(rng, c.M);
+      NodeRun r = runNode("Conv", 11,
+                          {floats(concat({c.N, c.Cin}, c.in), x),
+                           floats(concat({c.M, c.Cin / c.group}, c.kernel), w), floats({c.M}, b)},
+                          {aInt("group", c.group), aInts("dilations", c.dilations),
+                           aInts("pads", c.pads)});
+      ASSERT_TRUE(r.status.ok()) << r.status.message();
+      EXPECT_EQ(r.out()->dims(), concat({c.N, c.M}, convOut(c)));
+      expectNear(floatValues(r.out()), naiveConv(c, x, w, b), 1e-4,
+                 "direct conv config " + std::to_string(i));
+    }
+  });
+}
+
 TEST(ConvKernel, AutoPadSameMatchesExplicitPads) {
   std::mt19937 rng(5);
   std::vector<float> x = randomFloats(rng, 2 * 7 * 8), w = randomFloats(rng, 3 * 2 * 9);
