@@ -9,6 +9,12 @@
 // in the packed panels; partial columns go through a small scalar store.
 // Matrix-vector shapes skip packing.
 //
+// The direct convolution product (convProductDirect) reuses the packed A
+// panels and the register tiles, but reads each row of B straight from the
+// caller's zero-padded input planes at a per-row offset (2 unaligned
+// vectors per k) instead of from packed panels: a unit-stride convolution
+// then needs no column matrix at all.
+//
 // Threads (runtime/ThreadPool.h): within each (NC, KC) step, the tiles of
 // MC rows x a range of B panels are tasks of parallelFor (about two per
 // thread); each packs its own rows of A and writes its own part of C, and

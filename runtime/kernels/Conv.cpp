@@ -9,7 +9,11 @@
 //    by column phase for strided convolutions (PaddedPlan): one multiTapRow
 //    call (vectorized, run-time ISA dispatch) per output row, or per plane
 //    for narrow unit-stride rows; 3-D or odd geometry takes a row-by-row
-//    loop with scalar edges. Everything else is im2col + GEMM, the column
+//    loop with scalar edges. Unit-stride float 1-D/2-D convolution is a
+//    direct product over a zero-padded copy of the input planes
+//    (convProductDirect in runtime/Gemm.h: each row of the virtual column
+//    matrix is a plane read at a tap's offset, so no column matrix is
+//    written). Everything else is im2col + GEMM, the column
 //    matrix written directly in the GEMM engine's packed-B panel layout (no
 //    second copy) for a few output rows at a time (sized for L2), from the
 //    same padded planes when they fit. The bias is added after the product,
