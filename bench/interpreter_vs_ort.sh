@@ -3,45 +3,61 @@
 # the same run, on every fetched real model with the same inputs: one thread
 # each (ours --threads 1, ORT one intra-op thread), and all threads (ours by
 # --threads 0, one per core; ORT with one intra-op thread per core, its default
-# on this machine). Prints the median of N runs of each and the ratios
-# ours / ORT (lower is better). ORT's graph optimizer is on, as a user would
-# run it (its one-thread time with it off is shown too); ours is shown both
-# on the model as given (what folding and the model check's reference run)
-# and with `run -O`, the default pipeline applied in memory first (what the
-# model check's candidate runs, and the counterpart of ORT's optimizer).
+# on this machine). ORT's graph optimizer is on, as a user would run it (its
+# one-thread time with it off is shown too); ours is shown both on the model
+# as given (what folding and the model check's reference run) and with
+# `run -O`, the default pipeline applied in memory first (what the model
+# check's candidate runs, and the counterpart of ORT's optimizer).
 #
-# usage: bench/interpreter_vs_ort.sh [BUILD_DIR] [RUNS]
+# The machines are shared and noisy, so every figure is measured in ROUNDS
+# rounds that take turns (ORT, ours, ours -O, for one thread then all), each
+# a median over enough runs to last about half a second; a figure is the
+# median of its rounds, and a ratio is ours / ORT from those (lower is
+# better).
+#
+# usage: bench/interpreter_vs_ort.sh [BUILD_DIR] [ROUNDS]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
-runs="${2:-5}"
+rounds="${2:-3}"
 onnxslim="$build/tools/onnxslim"
-oracle="$root/tools/oracle/oracle.js"
-spec="$root/tests/models/models.json"
 cache="${ONNXSLIM_MODEL_CACHE:-$root/.cache/models}"
 [ -x "$onnxslim" ] || { echo "error: $onnxslim not built: run scripts/build.sh" >&2; exit 1; }
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-median() { node -e 'const l=require("fs").readFileSync(0,"utf8");console.log(JSON.parse(l.trim().split("\n").pop()).median_ms.toFixed(2))'; }
+source "$root/tests/oracle/oracle_env.sh"
 
 cores=$(nproc)
-printf "%-12s %8s %8s | %8s %6s %8s %6s | %8s | %8s %6s %8s %6s   (all = %s threads)\n" model "ort-1t" "noopt-1t" "ours-1t" "ratio" "-O 1t" "ratio" "ort-all" "ours-all" "ratio" "-O all" "ratio" "$cores"
-ratio() { node -e "console.log(($1 / $2).toFixed(2))"; }
-latency() { sed -n 's/^latency_ms: \([0-9.]*\).*/\1/p'; }
+# The median of the numbers on stdin.
+median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+ortMs() { node -e 'const l=require("fs").readFileSync(0,"utf8");console.log(JSON.parse(l.trim().split("\n").pop()).median_ms)'; }
+oursMs() { sed -n 's/^latency_ms: \([0-9.]*\).*/\1/p'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+
+printf "%-12s %8s %8s | %8s %6s %8s %6s | %8s | %8s %6s %8s %6s   (all = %s threads, %s rounds)\n" \
+  model "ort-1t" "noopt-1t" "ours-1t" "ratio" "-O 1t" "ratio" "ort-all" "ours-all" "ratio" "-O all" "ratio" \
+  "$cores" "$rounds"
 for name in $(node -e 'for (const m of require(process.argv[1]).models) console.log(m.name)' "$spec"); do
   model="$cache/$name.onnx"
   [ -f "$model" ] || { echo "error: $model missing: run scripts/fetch-models.sh" >&2; exit 1; }
   out="$tmp/$name"; mkdir -p "$out"
-  ort=$(node "$oracle" "$model" --out "$out/ort" --spec "$spec:$name" --seed 7 --threads 1 --bench "$runs" --quiet | median)
-  noopt=$(node "$oracle" "$model" --out "$out/ort2" --spec "$spec:$name" --seed 7 --threads 1 --no-optimize --bench "$runs" --quiet | median)
+  ort() { node "$oracle" "$model" --out "$out/ort$1" --spec "$spec:$name" --seed 7 --threads "$1" "${@:3}" --bench "$2" --quiet | ortMs; }
+  # Runs per measurement: about half a second of ORT's one-thread time.
+  probe=$(ort 1 3)
+  runs=$(awk -v ms="$probe" 'BEGIN {n = int(500 / (ms + 0.001)); print (n < 10 ? 10 : (n > 1000 ? 1000 : n))}')
   inputs=()
-  for f in "$out/ort/inputs"/*.pb; do inputs+=(--input "$f"); done
-  ortAll=$(node "$oracle" "$model" --out "$out/ort3" --spec "$spec:$name" --seed 7 --threads "$cores" --bench "$runs" --quiet | median)
-  ours=$("$onnxslim" run "$model" "${inputs[@]}" --output-dir "$out/ours" -q --bench "$runs" --threads 1 | latency)
-  oursO=$("$onnxslim" run "$model" "${inputs[@]}" --output-dir "$out/oursO" -q --bench "$runs" --threads 1 -O | latency)
-  oursAll=$("$onnxslim" run "$model" "${inputs[@]}" --output-dir "$out/ours2" -q --bench "$runs" --threads 0 | latency)
-  oursOAll=$("$onnxslim" run "$model" "${inputs[@]}" --output-dir "$out/ours2O" -q --bench "$runs" --threads 0 -O | latency)
-  printf "%-12s %8s %8s | %8s %5sx %8s %5sx | %8s | %8s %5sx %8s %5sx\n" "$name" "$ort" "$noopt" \
-    "$ours" "$(ratio "$ours" "$ort")" "$oursO" "$(ratio "$oursO" "$ort")" "$ortAll" \
-    "$oursAll" "$(ratio "$oursAll" "$ortAll")" "$oursOAll" "$(ratio "$oursOAll" "$ortAll")"
+  for f in "$out/ort1/inputs"/*.pb; do inputs+=(--input "$f"); done
+  ours() { "$onnxslim" run "$model" "${inputs[@]}" --output-dir "$out/ours" -q --bench "$runs" --threads "$@" | oursMs; }
+  declare -A col=()
+  for ((r = 0; r < rounds; r++)); do
+    col[ort1]+="$(ort 1 "$runs") "; col[ours1]+="$(ours 1) "; col[oursO1]+="$(ours 1 -O) "
+    col[ortAll]+="$(ort "$cores" "$runs") "; col[oursAll]+="$(ours 0) "; col[oursOAll]+="$(ours 0 -O) "
+  done
+  col[noopt]="$(ort 1 "$runs" --no-optimize)"
+  declare -A med=()
+  for k in "${!col[@]}"; do med[$k]=$(tr ' ' '\n' <<<"${col[$k]}" | grep . | median); done
+  printf "%-12s %8.3f %8.3f | %8.3f %5sx %8.3f %5sx | %8.3f | %8.3f %5sx %8.3f %5sx\n" "$name" \
+    "${med[ort1]}" "${med[noopt]}" "${med[ours1]}" "$(ratio "${med[ours1]}" "${med[ort1]}")" \
+    "${med[oursO1]}" "$(ratio "${med[oursO1]}" "${med[ort1]}")" "${med[ortAll]}" \
+    "${med[oursAll]}" "$(ratio "${med[oursAll]}" "${med[ortAll]}")" \
+    "${med[oursOAll]}" "$(ratio "${med[oursOAll]}" "${med[ortAll]}")"
+  unset col med
 done

@@ -748,9 +748,9 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
       // independent tasks: each packs its rows of A and writes its own part
       // of C, every element computed as a single thread would.
       const int64_t panels = (nc + NR - 1) / NR;
-      int64_t chunks = 1;
-      if (threads > 1 && worthSplitting(M * nc * kc, M * kc + kc * nc + M * nc))
-        chunks = std::min<int64_t>(panels, (2 * threads + icBlocks - 1) / icBlocks);
+      const bool split = threads > 1 && worthSplitting(M * nc * kc, M * kc + kc * nc + M * nc);
+      const int64_t chunks =
+          split ? std::min<int64_t>(panels, (2 * threads + icBlocks - 1) / icBlocks) : 1;
       const T *bStep = prepacked ? nullptr : packedB.data();
       auto tile = [&](int64_t t) {
         int64_t ic = t / chunks * MC, mc = std::min(MC, M - ic), chunk = t % chunks;
@@ -770,10 +770,13 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
           }
         }
       };
-      if (icBlocks * chunks == 1)
-        tile(0);
-      else
+      // A step not worth splitting runs here: posting its row blocks would
+      // wake a worker (which then spins through the run) for nothing.
+      if (split)
         parallelFor(icBlocks * chunks, tile);
+      else
+        for (int64_t t = 0; t < icBlocks * chunks; ++t)
+          tile(t);
     }
   }
 }

@@ -41,8 +41,10 @@ namespace {
 constexpr int64_t kSpinMicros = 200;
 
 /// Open KeepWorkersSpinning scopes: while there is one, idle workers poll
-/// without a deadline.
-std::atomic<int> spinScopes{0};
+/// without a deadline. On a cache line of its own: spinning workers read it
+/// all the time, and a neighbour written by the running thread (the pool's
+/// mutex was one) would cost that thread a cross-core miss on every write.
+alignas(64) std::atomic<int> spinScopes{0};
 
 /// One polling step (a pause instruction where there is one).
 inline void relax() {
@@ -165,7 +167,8 @@ private:
   std::atomic<int64_t> next_{0};
   std::atomic<int64_t> finished_{0}; ///< tasks of the job that have returned
   std::atomic<int> active_{0};       ///< workers inside claim()
-  std::atomic<uint64_t> generation_{0};
+  /// What idle workers poll, on a line apart from the job's counters.
+  alignas(64) std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
   int sleepers_ = 0; ///< workers blocked on wake_
   int waiters_ = 0;  ///< posters blocked on done_
@@ -186,6 +189,10 @@ std::shared_ptr<Pool> &poolSlot() {
   return pool;
 }
 
+/// The pool's size (threadCount), kept beside the pool so that asking for
+/// it takes no lock: kernels ask on every call.
+alignas(64) std::atomic<int> poolSize{1};
+
 std::shared_ptr<Pool> currentPool() {
   std::lock_guard<std::mutex> lock(poolMutex());
   std::shared_ptr<Pool> &slot = poolSlot();
@@ -205,9 +212,10 @@ void setThreadCount(int threads) {
   std::shared_ptr<Pool> &slot = poolSlot();
   if (!slot || slot->size() != n)
     slot = std::make_shared<Pool>(n);
+  poolSize.store(n);
 }
 
-int threadCount() { return currentPool()->size(); }
+int threadCount() { return poolSize.load(std::memory_order_relaxed); }
 
 bool insideParallelTask() { return insideTask; }
 

@@ -63,16 +63,19 @@ bool insideParallelTask();
 constexpr int64_t kParallelMinElements = int64_t{1} << 23;
 
 /// Multiply-adds of a product or convolution below which it stays on one
-/// thread (about 50-100 microseconds of work: below that, the job's
-/// hand-off and the caches the worker must warm cost about what the split
-/// saves; measured on the small real models, e.g. vad_v5's 0.3 ms run).
-constexpr int64_t kParallelMinMultiplyAdds = int64_t{1} << 23;
+/// thread (about 10-20 microseconds of work: below that, the job's hand-off
+/// and the caches the worker must warm cost about what the split saves).
+/// Measured with spinning workers, alternating runs on two cores: from 8M
+/// multiply-adds and 32 per element down to these, ppocr_det ran 0.79-0.89x
+/// and mlsd_tiny 0.95-0.97x as long with two threads, the small models
+/// (vad, face_front, ppocr_cls) within noise.
+constexpr int64_t kParallelMinMultiplyAdds = int64_t{1} << 21;
 
 /// Multiply-adds per element read or written below which a product or
 /// convolution stays on one thread, for the same reason: a 1x1 convolution
-/// over 24 channels (12 per element) or a 3x3 depthwise one (about 5) is
-/// bound by moving its operands, not by arithmetic.
-constexpr int64_t kParallelMinIntensity = 32;
+/// over 4 channels or a 3x3 depthwise one (about 5 per element) is bound by
+/// moving its operands, not by arithmetic.
+constexpr int64_t kParallelMinIntensity = 8;
 
 /// Given the multiply-adds of a product or convolution and the elements it
 /// reads and writes, Result: whether splitting it across threads pays
