@@ -53,6 +53,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -640,6 +641,123 @@ void gemv(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha, co
     C[j] = alpha * y[j] + (beta == T(0) ? T(0) : beta * C[j]);
 }
 
+//===----------------------------------------------------------------------===//
+// Few columns: dot products, no packing
+//===----------------------------------------------------------------------===//
+
+/// out[i * ldo + j] = sum_k A[i][k] * Bt[j][k] for i < M, j < N: each a dot
+/// product of two contiguous rows, summed lane-wise over K then reduced in
+/// a fixed order (the same for every call).
+template <typename T, int N>
+void dotRowsBaseline(int64_t M, int64_t K, const T *A, int64_t lda, const T *Bt, int64_t ldbt,
+                     T *out, int64_t ldo) {
+  using B = Batch<T>;
+  constexpr int64_t W = static_cast<int64_t>(B::size);
+  for (int64_t i = 0; i < M; ++i) {
+    const T *a = A + i * lda;
+    B acc[N];
+    for (int j = 0; j < N; ++j)
+      acc[j] = B(T(0));
+    int64_t k = 0;
+    for (; k + W <= K; k += W) {
+      const B av = B::load_unaligned(a + k);
+      for (int j = 0; j < N; ++j)
+        acc[j] = xsimd::fma(av, B::load_unaligned(Bt + j * ldbt + k), acc[j]);
+    }
+    for (int j = 0; j < N; ++j) {
+      T sum = xsimd::hadd(acc[j]);
+      for (int64_t kk = k; kk < K; ++kk)
+        sum += a[kk] * Bt[j * ldbt + kk];
+      out[i * ldo + j] = sum;
+    }
+  }
+}
+
+#ifdef ONNXSLIM_GEMM_X86
+/// The sum of the 16 lanes, halves added pairwise (a fixed order). GCC 12's
+/// _mm512_reduce_add_ps trips -Wmaybe-uninitialized in its own header.
+__attribute__((target("avx512f"))) inline float sumLanes(__m512 v) {
+  // The zero-masked extracts: the plain ones start from an undefined vector.
+  const __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(v), 0));
+  const __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(v), 1));
+  const __m256 s8 = _mm256_add_ps(lo, hi);
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+}
+
+template <int N>
+__attribute__((target("avx512f"))) void dotRowsAvx512(int64_t M, int64_t K, const float *A,
+                                                      int64_t lda, const float *Bt, int64_t ldbt,
+                                                      float *out, int64_t ldo) {
+  for (int64_t i = 0; i < M; ++i) {
+    const float *a = A + i * lda;
+    __m512 acc[N];
+#pragma GCC unroll 8
+    for (int j = 0; j < N; ++j)
+      acc[j] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < K; k += 16) {
+      const __mmask16 m = K - k >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (K - k)) - 1);
+      const __m512 av = _mm512_maskz_loadu_ps(m, a + k);
+#pragma GCC unroll 8
+      for (int j = 0; j < N; ++j)
+        acc[j] = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m, Bt + j * ldbt + k), acc[j]);
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < N; ++j)
+      out[i * ldo + j] = sumLanes(acc[j]);
+  }
+}
+#endif
+
+template <typename T>
+void dotRows(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda, const T *Bt, int64_t ldbt,
+             T *out, int64_t ldo) {
+  auto go = [&]<int J>() {
+#ifdef ONNXSLIM_GEMM_X86
+    if constexpr (std::is_same_v<T, float>)
+      if (currentIsa().load() == Isa::Avx512)
+        return dotRowsAvx512<J>(M, K, A, lda, Bt, ldbt, out, ldo);
+#endif
+    dotRowsBaseline<T, J>(M, K, A, lda, Bt, ldbt, out, ldo);
+  };
+  switch (N) {
+  case 1: return go.template operator()<1>();
+  case 2: return go.template operator()<2>();
+  case 3: return go.template operator()<3>();
+  case 4: return go.template operator()<4>();
+  case 5: return go.template operator()<5>();
+  case 6: return go.template operator()<6>();
+  case 7: return go.template operator()<7>();
+  default: return go.template operator()<8>();
+  }
+}
+
+/// The product for op(B) of at most kFewColumns columns and A not
+/// transposed: the columns of op(B) gathered into rows, then dot products
+/// with the rows of A in place (packing A would cost more than the product).
+template <typename T>
+void gemmFewColumnsImpl(bool transB, int64_t M, int64_t N, int64_t K, T alpha, const T *A,
+                        int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc) {
+  AlignedVector<T> gathered;
+  const T *Bt = B;
+  int64_t ldbt = ldb;
+  if (!transB) {
+    gathered.resize(static_cast<size_t>(N * K));
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < N; ++j)
+        gathered[static_cast<size_t>(j * K + k)] = B[k * ldb + j];
+    Bt = gathered.data();
+    ldbt = K;
+  }
+  AlignedVector<T> y(static_cast<size_t>(M * N));
+  dotRows(M, N, K, A, lda, Bt, ldbt, y.data(), N);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j)
+      C[i * ldc + j] = alpha * y[static_cast<size_t>(i * N + j)] +
+                       (beta == T(0) ? T(0) : beta * C[i * ldc + j]);
+}
+
 /// The K slice: the engine's, or MLAS's rule (128, doubled while N is small).
 int64_t sliceK(int64_t engineKC, int64_t N) {
   if (engineKC > 0)
@@ -694,6 +812,12 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
     return;
   if (K <= 0 || alpha == T(0)) {
     scaleC(M, N, beta, C, ldc);
+    if (rowBias)
+      addRowBias(M, N, rowBias, C, ldc);
+    return;
+  }
+  if (!prepacked && !transA && N <= kFewColumns && M > 1) {
+    gemmFewColumnsImpl(transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (rowBias)
       addRowBias(M, N, rowBias, C, ldc);
     return;
@@ -1237,6 +1361,31 @@ void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, double alpha, con
                  int64_t ldc, const double *rowBias, int64_t sliceColumns) {
   gemmPackedImpl<double>(transA, M, N, K, alpha, A, lda, Bp, panelWidth, beta, C, ldc, rowBias,
                       sliceColumns);
+}
+
+void gemmFewColumns(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                    const float *Bt, int64_t ldbt, float *C, int64_t ldc, const float *rowBias) {
+  if (M <= 0 || N <= 0)
+    return;
+  for (int64_t j0 = 0; j0 < N; j0 += kFewColumns) {
+    const int64_t n = std::min(kFewColumns, N - j0);
+    dotRows(M, n, K, A, lda, Bt + j0 * ldbt, ldbt, C + j0, ldc);
+  }
+  if (rowBias)
+    addRowBias(M, N, rowBias, C, ldc);
+}
+
+void gemmFewColumns(int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
+                    const double *Bt, int64_t ldbt, double *C, int64_t ldc,
+                    const double *rowBias) {
+  if (M <= 0 || N <= 0)
+    return;
+  for (int64_t j0 = 0; j0 < N; j0 += kFewColumns) {
+    const int64_t n = std::min(kFewColumns, N - j0);
+    dotRows(M, n, K, A, lda, Bt + j0 * ldbt, ldbt, C + j0, ldc);
+  }
+  if (rowBias)
+    addRowBias(M, N, rowBias, C, ldc);
 }
 
 void multiTapRow(int64_t n, int64_t taps, const float *const *src, const float *w, float bias,

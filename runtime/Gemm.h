@@ -68,6 +68,22 @@ void multiTapRow(int64_t n, int64_t taps, const float *const *src, const float *
 void multiTapRow(int64_t n, int64_t taps, const double *const *src, const double *w, double bias,
                  double *y);
 
+/// Columns of op(B) up to which a product takes dot products instead of
+/// packing (sgemm with A not transposed, and gemmFewColumns).
+constexpr int64_t kFewColumns = 8;
+
+/// Given A (M x K, row-major, lda) and the columns of B as the rows of Bt
+/// (N x K, ldbt), Execute: C[i * ldc + j] = sum_k A[i][k] * Bt[j][k] (then
+/// + rowBias[i], a separate rounding, when given): dot products of rows in
+/// place, no packing, for products with few columns (kFewColumns at a
+/// time), where packing A would cost more than multiplying.
+void gemmFewColumns(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                    const float *Bt, int64_t ldbt, float *C, int64_t ldc,
+                    const float *rowBias = nullptr);
+void gemmFewColumns(int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
+                    const double *Bt, int64_t ldbt, double *C, int64_t ldc,
+                    const double *rowBias = nullptr);
+
 /// A clamp applied to results as they are stored: x < lo ? lo : x, then
 /// > hi ? hi : that (NaN passes), as the Clip and Relu kernels compute it.
 struct StoreClamp {

@@ -536,6 +536,46 @@ void depthwiseConv(const C *x, const C *w, const C *bias, C *y, int64_t N, int64
     }
 }
 
+/// Convolution with at most kFewColumns output positions per image (a
+/// frame of a 1-D signal, a tiny feature map): each position's receptive
+/// field is gathered into one row (zeros in the padding), and every output
+/// is a dot product of a filter row with it (gemmFewColumns), with no
+/// packing of the filters.
+template <typename C>
+void convFewColumns(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,
+                    int64_t M, int64_t group, const Window::Dims3 &g, const ClampOf<C> &clamp) {
+  const int64_t Cg = Cin / group, Mg = M / group;
+  const int64_t kS = g.kernel[0] * g.kernel[1] * g.kernel[2], rows = Cg * kS;
+  const int64_t inS = g.in[0] * g.in[1] * g.in[2], outS = g.out[0] * g.out[1] * g.out[2];
+  std::vector<C> fields(static_cast<size_t>(outS * rows));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const C *xg = x + (n * Cin + gi * Cg) * inS;
+      for (int64_t j = 0; j < outS; ++j) {
+        const int64_t oz = j / (g.out[1] * g.out[2]), oy = j / g.out[2] % g.out[1],
+                      ox = j % g.out[2];
+        C *dst = fields.data() + j * rows;
+        for (int64_t c = 0; c < Cg; ++c)
+          for (int64_t kz = 0; kz < g.kernel[0]; ++kz)
+            for (int64_t ky = 0; ky < g.kernel[1]; ++ky)
+              for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
+                const int64_t iz = oz * g.strides[0] + kz * g.dilations[0] - g.padBegin[0];
+                const int64_t iy = oy * g.strides[1] + ky * g.dilations[1] - g.padBegin[1];
+                const int64_t ix = ox * g.strides[2] + kx * g.dilations[2] - g.padBegin[2];
+                const bool in = iz >= 0 && iz < g.in[0] && iy >= 0 && iy < g.in[1] && ix >= 0 &&
+                                ix < g.in[2];
+                *dst++ = in ? xg[c * inS + (iz * g.in[1] + iy) * g.in[2] + ix] : C(0);
+              }
+      }
+      C *yg = y + (n * M + gi * Mg) * outS;
+      gemmFewColumns(Mg, outS, rows, w + gi * Mg * rows, rows, fields.data(), rows, yg, outS,
+                     bias ? bias + gi * Mg : nullptr);
+      if (clamp.on)
+        for (int64_t m = 0; m < Mg; ++m)
+          clamp(yg + m * outS, outS);
+    }
+}
+
 /// Unit-stride float convolution straight from the group's zero-padded
 /// input planes (the layout of planPadded with one column phase), as one
 /// convProductDirect per (image, group): no column matrix is written. Row k
@@ -631,6 +671,10 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
           for (int64_t t = 0; t < pieces; ++t)
             piece(t);
       }
+    return;
+  }
+  if (outS <= kFewColumns) {
+    convFewColumns(x, w, bias, y, N, Cin, M, group, g, clamp);
     return;
   }
   if constexpr (std::is_same_v<C, float>) {

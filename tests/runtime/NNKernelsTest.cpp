@@ -401,6 +401,45 @@ TEST(ConvKernel, DirectPathMatchesNaive) {
   });
 }
 
+/// At most kFewColumns output positions per image: dot products of the
+/// filters with the gathered receptive fields (convFewColumns): a 1-D frame
+/// as in a VAD encoder, strided and padded 2-D maps, groups, a 3-D one.
+TEST(ConvKernel, FewOutputPositionsMatchNaive) {
+  const std::vector<ConvConfig> configs = {
+      {1, 129, 128, 1, {3}, {3}, {1}, {1}, {1, 1}},
+      {1, 64, 30, 1, {2}, {3}, {2}, {1}, {1, 1}},
+      {2, 12, 20, 4, {5, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 0, 1}},
+      {1, 1, 258, 1, {576}, {256}, {128}, {1}, {0, 0}},
+      {1, 6, 7, 1, {4, 4, 4}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}},
+  };
+  forEachEngine([&] {
+    std::mt19937 rng(43);
+    for (size_t i = 0; i < configs.size(); ++i) {
+      const ConvConfig &c = configs[i];
+      int64_t inSize = 1, kS = 1, outSize = 1;
+      for (size_t d = 0; d < c.in.size(); ++d) {
+        inSize *= c.in[d];
+        kS *= c.kernel[d];
+      }
+      for (int64_t o : convOut(c))
+        outSize *= o;
+      ASSERT_LE(outSize, 8) << "config " << i << " is meant to have few output positions";
+      std::vector<float> x = randomFloats(rng, c.N * c.Cin * inSize);
+      std::vector<float> w = randomFloats(rng, c.M * (c.Cin / c.group) * kS);
+      std::vector<float> b = randomFloats(rng, c.M);
+      NodeRun r = runNode("Conv", 11,
+                          {floats(concat({c.N, c.Cin}, c.in), x),
+                           floats(concat({c.M, c.Cin / c.group}, c.kernel), w), floats({c.M}, b)},
+                          {aInt("group", c.group), aInts("strides", c.strides),
+                           aInts("dilations", c.dilations), aInts("pads", c.pads)});
+      ASSERT_TRUE(r.status.ok()) << r.status.message();
+      EXPECT_EQ(r.out()->dims(), concat({c.N, c.M}, convOut(c)));
+      expectNear(floatValues(r.out()), naiveConv(c, x, w, b), 1e-4,
+                 "few-positions conv config " + std::to_string(i));
+    }
+  });
+}
+
 TEST(ConvKernel, AutoPadSameMatchesExplicitPads) {
   std::mt19937 rng(5);
   std::vector<float> x = randomFloats(rng, 2 * 7 * 8), w = randomFloats(rng, 3 * 2 * 9);
