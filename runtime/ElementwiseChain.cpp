@@ -174,6 +174,23 @@ void clampFloats(float *p, int64_t n, float lo, float hi) {
   clampLoop(p, lo, hi, n);
 }
 
+void addFloats(float *p, const float *z, int64_t n) {
+  ChainOp op;
+  op.kind = ChainOp::Kind::Add;
+  op.otherIsInput = true;
+#ifdef ONNXSLIM_CHAIN_AVX512
+  if (std::string_view(gemmEngineName()) == "avx512") {
+    opLoopAvx512<ChainOp::Kind::Add, true, true>(op, p, z, n);
+    return;
+  }
+#endif
+  int64_t i = 0;
+  for (; i + W <= n; i += W)
+    (Batch::load_unaligned(p + i) + Batch::load_unaligned(z + i)).store_unaligned(p + i);
+  for (; i < n; ++i)
+    p[i] = p[i] + z[i];
+}
+
 void runElementwiseChain(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t n) {
   auto block = runBlock;
 #ifdef ONNXSLIM_CHAIN_AVX512

@@ -45,4 +45,8 @@ void runElementwiseChain(const std::vector<ChainOp> &ops, const float *x, float 
 /// A convolution that applies a fused Relu/Clip to its output uses it.
 void clampFloats(float *p, int64_t n, float lo, float hi);
 
+/// Given n floats at p and z, Execute: p[i] = p[i] + z[i], as the Add
+/// kernel computes it. A convolution that applies a fused Add uses it.
+void addFloats(float *p, const float *z, int64_t n);
+
 } // namespace onnxslim::rt

@@ -50,9 +50,15 @@ struct Step {
   std::vector<Operand> operands;
   std::vector<int64_t> results; ///< slot per result, -1 when omitted
   std::vector<uint32_t> release; ///< slots whose last use is this step
-  /// A Conv whose only reader is the Relu/Clip at step fuseStep: its kernel
-  /// is asked to apply fuseClamp, and if it does, its output goes straight
-  /// into that step's result slot and that step does not run.
+  /// A Conv whose only reader is the Add at step fuseAddStep, the other
+  /// operand of which (fuseAddend) is computed before the Conv: its kernel
+  /// is asked to add it, and if it does, that step does not run.
+  int64_t fuseAddStep = -1;
+  Operand fuseAddend;
+  /// A Conv whose only reader (or whose fused Add's only reader) is the
+  /// Relu/Clip at step fuseStep: its kernel is asked to apply fuseClamp,
+  /// and if it does, that step does not run. The output goes straight into
+  /// the result slot of the last fused step.
   int64_t fuseStep = -1;
   KernelContext::OutputClamp fuseClamp{0, 0};
   /// Bit i: operand i is a local value read for the last time here (its
@@ -494,31 +500,57 @@ const GraphPlan &Interpreter::planFor(const Graph &graph) {
     p.steps.push_back(std::move(st));
     ++index;
   }
-  // Conv -> Relu/Clip: the Conv applies the clamp (see Step::fuseStep) when
-  // its result is read by that activation only.
+  // Conv -> [Add of a value computed before it] -> [Relu/Clip]: the Conv
+  // adds and clamps (see Step::fuseAddStep, Step::fuseStep) when each result
+  // is read by the next of these steps only.
   std::unordered_map<const Node *, size_t> stepOf;
   for (size_t i = 0; i < p.steps.size(); ++i)
     stepOf.emplace(p.steps[i].node, i);
-  for (Step &st : p.steps) {
+  // The step reading `v` (the result of step `from`) as its only use, as
+  // operand `index` (any when -1), in this graph, with one result slot.
+  auto soleReader = [&](const Value *v, size_t from, int index) -> Step * {
+    if (!v || !v->hasOneUse())
+      return nullptr;
+    const Use &use = **v->uses().begin();
+    const Node *reader = use.owner();
+    if (!reader || reader->graph() != &graph || reader->numResults() != 1 ||
+        (index >= 0 && use.index() != static_cast<size_t>(index)))
+      return nullptr;
+    auto it = stepOf.find(reader);
+    if (it == stepOf.end() || it->second <= from)
+      return nullptr;
+    Step &rs = p.steps[it->second];
+    return rs.kernel && !rs.results.empty() && rs.results[0] >= 0 ? &rs : nullptr;
+  };
+  for (size_t ci = 0; ci < p.steps.size(); ++ci) {
+    Step &st = p.steps[ci];
     const Node &n = *st.node;
-    if (n.opType() != "Conv" || !n.isDefaultDomain() || !st.kernel || n.numResults() != 1 ||
-        !n.result(0) || !n.result(0)->hasOneUse())
+    if (n.opType() != "Conv" || !n.isDefaultDomain() || !st.kernel || n.numResults() != 1)
       continue;
-    const Use &use = **n.result(0)->uses().begin();
-    const Node *act = use.owner();
-    if (!act || act->graph() != &graph || use.index() != 0 || act->numResults() != 1)
-      continue;
-    auto it = stepOf.find(act);
-    if (it == stepOf.end())
-      continue;
-    Step &as = p.steps[it->second];
-    if (!as.kernel || as.results.empty() || as.results[0] < 0)
-      continue;
-    if (auto clamp = activationClamp(*act, as.opset, as.operands)) {
-      st.fuseStep = static_cast<int64_t>(it->second);
-      st.fuseClamp = *clamp;
-      p.fuses = true;
+    const Value *out = n.result(0);
+    size_t at = ci;
+    if (Step *add = soleReader(out, ci, -1);
+        add && add->node->isDefaultDomain() && add->node->opType() == "Add" &&
+        add->operands.size() == 2) {
+      const Operand &z = add->operands[add->operands[0].value == out ? 1 : 0];
+      const Node *def = z.value ? z.value->definingNode() : nullptr;
+      auto d = def ? stepOf.find(def) : stepOf.end();
+      const bool before = z.kind == Operand::Kind::Constant || z.kind == Operand::Kind::Outer ||
+                          (z.kind == Operand::Kind::Local && (!def || (d != stepOf.end() && d->second < ci)));
+      if (before && z.value != out) {
+        st.fuseAddStep = add - p.steps.data();
+        st.fuseAddend = z;
+        p.fuses = true;
+        out = add->node->result(0);
+        at = static_cast<size_t>(st.fuseAddStep);
+      }
     }
+    if (Step *act = soleReader(out, at, 0))
+      if (auto clamp = activationClamp(*act->node, act->opset, act->operands)) {
+        st.fuseStep = act - p.steps.data();
+        st.fuseClamp = *clamp;
+        p.fuses = true;
+      }
   }
   for (const GraphOutput &o : graph.outputSlots()) {
     p.outputs.push_back(resolve(o.use.get()));
@@ -567,7 +599,8 @@ const RtValue *Interpreter::lookupOuter(const Value *v) const {
 Status Interpreter::callKernel(const Node &node, const KernelDef *kernel, int64_t opset,
                                std::vector<const RtValue *> inputs, std::vector<RtValue> &outputs,
                                bool deterministicOnly, const KernelContext::OutputClamp *clamp,
-                               bool *clamped, uint64_t lastUseMask) {
+                               bool *clamped, uint64_t lastUseMask, const Tensor *addend,
+                               bool *added) {
   if (!kernel) {
     std::string msg = "unsupported op " + domainLabel(node.domain()) + "." + node.opType() +
                       " version " + std::to_string(opset);
@@ -582,6 +615,8 @@ Status Interpreter::callKernel(const Node &node, const KernelDef *kernel, int64_
   KernelContext ctx(node, opset, std::move(inputs), this);
   if (clamp)
     ctx.requestOutputClamp(*clamp);
+  if (addend)
+    ctx.requestOutputAddend(addend);
   for (size_t i = 0; i < 64; ++i)
     if (lastUseMask >> i & 1)
       ctx.markLastUse(i);
@@ -613,6 +648,8 @@ Status Interpreter::callKernel(const Node &node, const KernelDef *kernel, int64_
   outputs = std::move(outs);
   if (clamped)
     *clamped = ctx.outputClampApplied();
+  if (added)
+    *added = ctx.outputAddendApplied();
   return Status::success();
 }
 
@@ -696,23 +733,38 @@ Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &fram
   std::string shapes;
   if (options_.profileNodes && !nodeProfileIndex_.count(&node))
     shapes = shapeList(inputs);
+  // The addend of a fused Add, when it is there (its step may still run).
+  const Tensor *addend = nullptr;
+  if (st.fuseAddStep >= 0) {
+    const Operand &z = st.fuseAddend;
+    const RtValue *v = z.kind == Operand::Kind::Constant ? z.constant
+                       : z.kind == Operand::Kind::Local  ? &frame.slots[z.slot]
+                       : z.kind == Operand::Kind::Outer  ? lookupOuter(z.value)
+                                                         : nullptr;
+    if (v && v->isTensor())
+      addend = v->tensor.get();
+  }
   auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-  bool clamped = false;
+  bool clamped = false, added = false;
   Status s = st.function && !st.kernel
                  ? callFunction(node, *st.function, inputs, outputs)
                  : callKernel(node, st.kernel, st.opset, std::move(inputs), outputs,
                               deterministicOnly_, st.fuseStep >= 0 ? &st.fuseClamp : nullptr,
-                              &clamped, st.lastUseMask);
+                              &clamped, st.lastUseMask, addend, &added);
   if (timed)
     recordTime(node,
                node.isDefaultDomain() ? node.opType() : node.domain() + "." + node.opType(),
                std::move(shapes), start);
   if (!s.ok())
     return nodeError(node, s);
-  if (clamped) {
-    // The output is the activation's: its result slot takes it.
-    frame.slots[plan.steps[st.fuseStep].results[0]] = std::move(outputs[0]);
-    frame.applied[st.fuseStep] = 1;
+  if (added || clamped) {
+    // The output is the last fused step's: its result slot takes it.
+    if (added)
+      frame.applied[st.fuseAddStep] = 1;
+    if (clamped)
+      frame.applied[st.fuseStep] = 1;
+    frame.slots[plan.steps[clamped ? st.fuseStep : st.fuseAddStep].results[0]] =
+        std::move(outputs[0]);
     outputs.clear();
   }
   for (size_t r = 0; r < st.results.size() && r < outputs.size(); ++r)

@@ -143,7 +143,8 @@ private:
   Status callKernel(const Node &node, const KernelDef *kernel, int64_t opset,
                     std::vector<const RtValue *> inputs, std::vector<RtValue> &outputs,
                     bool deterministicOnly, const KernelContext::OutputClamp *clamp = nullptr,
-                    bool *clamped = nullptr, uint64_t lastUseMask = 0);
+                    bool *clamped = nullptr, uint64_t lastUseMask = 0,
+                    const Tensor *addend = nullptr, bool *added = nullptr);
   Status callFunction(const Node &node, const Function &fn,
                       const std::vector<const RtValue *> &inputs, std::vector<RtValue> &outputs);
   const RtValue *lookupOuter(const Value *v) const;

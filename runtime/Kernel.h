@@ -232,14 +232,33 @@ public:
     float lo, hi;
   };
   void requestOutputClamp(OutputClamp c) { clamp_ = c; }
-  /// The requested clamp, now marked as applied; null when none was requested.
+  /// The requested clamp, now marked as applied; null when none was
+  /// requested, or when an addend was requested and not taken (the clamp
+  /// comes after the addition).
   const OutputClamp *takeOutputClamp() {
-    if (!clamp_)
+    if (!clamp_ || (addend_ && !addendTaken_))
       return nullptr;
     clampTaken_ = true;
     return &*clamp_;
   }
   bool outputClampApplied() const { return clampTaken_; }
+
+  /// A tensor that the interpreter asks this kernel to add to output 0
+  /// before any clamp (a float Conv whose only reader is an Add of a value
+  /// computed before it): y = x + z elementwise, as the Add kernel computes
+  /// it. A kernel takes it (takeOutputAddend) only when z is float with
+  /// exactly its output's dims; otherwise the Add runs as a node.
+  void requestOutputAddend(const Tensor *z) { addend_ = z; }
+  /// The requested addend when it is a float tensor of `dims`, now marked as
+  /// applied; null otherwise.
+  const Tensor *takeOutputAddend(const std::vector<int64_t> &dims) {
+    if (!addend_ || addend_->dtype() != DataType::Float || addend_->dims() != dims ||
+        !addend_->isConsistent())
+      return nullptr;
+    addendTaken_ = true;
+    return addend_;
+  }
+  bool outputAddendApplied() const { return addendTaken_; }
 
   /// Marks input i as read for the last time by this node (the interpreter
   /// releases its slot after this step).
@@ -273,6 +292,8 @@ private:
   std::string undefinedReason_;
   std::optional<OutputClamp> clamp_;
   bool clampTaken_ = false;
+  const Tensor *addend_ = nullptr;
+  bool addendTaken_ = false;
   uint64_t lastUse_ = 0;
 };
 

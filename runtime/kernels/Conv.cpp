@@ -122,19 +122,41 @@ template <typename C> void clampSpan(C *p, int64_t n, C lo, C hi) {
   }
 }
 
-/// The clamp of a fused activation in the compute type, or none.
-template <typename C> struct ClampOf {
+/// What a fused Add and activation do to the output, in the compute type:
+/// y += z at the same position of the addend z (as the Add kernel
+/// computes it), then the clamp; nothing when neither was fused.
+template <typename C> struct Epilogue {
   bool on = false;
+  bool clamps = false;
   C lo = 0, hi = 0;
-  explicit ClampOf(const KernelContext::OutputClamp *c) {
+  const C *addend = nullptr; ///< element i of the output's addend
+  const C *base = nullptr;   ///< the output
+  Epilogue(const KernelContext::OutputClamp *c, const C *z, const C *y) : addend(z), base(y) {
     if (c) {
-      on = true;
+      clamps = true;
       lo = static_cast<C>(c->lo);
       hi = static_cast<C>(c->hi);
     }
+    on = clamps || addend;
   }
+  /// Given n outputs at p (inside the output), Execute: applies both.
   void operator()(C *p, int64_t n) const {
-    if (on)
+    if (addend) {
+      const C *z = addend + (p - base);
+      int64_t i = 0;
+      if constexpr (std::is_same_v<C, float>) {
+        addFloats(p, z, n); // AVX-512 where the GEMM engine is
+        i = n;
+      } else if constexpr (std::is_same_v<C, double>) {
+        using B = xsimd::batch<C>;
+        constexpr int64_t W = static_cast<int64_t>(B::size);
+        for (; i + W <= n; i += W)
+          (B::load_unaligned(p + i) + B::load_unaligned(z + i)).store_unaligned(p + i);
+      }
+      for (; i < n; ++i)
+        p[i] = p[i] + z[i];
+    }
+    if (clamps)
       clampSpan(p, n, lo, hi);
   }
 };
@@ -404,7 +426,7 @@ constexpr int64_t kFuseWidth = 64;
 template <typename C>
 void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,
                      int64_t M, int64_t group, const Window::Dims3 &g, const PaddedPlan &p,
-                     const ClampOf<C> &clamp) {
+                     const Epilogue<C> &clamp) {
   const int64_t Mg = M / group;
   const int64_t inS = g.in[1] * g.in[2], ow = g.out[2], oh = g.out[1], outS = oh * ow;
   const int64_t taps = g.kernel[1] * g.kernel[2], rowStep = g.strides[1] * p.rowPitch;
@@ -456,7 +478,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
 /// summed in scalar code in the same tap order.
 template <typename C>
 void depthwiseConv(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin, int64_t M,
-                   int64_t group, const Window::Dims3 &g, const ClampOf<C> &clamp) {
+                   int64_t group, const Window::Dims3 &g, const Epilogue<C> &clamp) {
   const int64_t Mg = M / group;
   const int64_t inS = g.in[0] * g.in[1] * g.in[2], outS = g.out[0] * g.out[1] * g.out[2];
   const int64_t kS = g.kernel[0] * g.kernel[1] * g.kernel[2];
@@ -543,7 +565,7 @@ void depthwiseConv(const C *x, const C *w, const C *bias, C *y, int64_t N, int64
 /// packing of the filters.
 template <typename C>
 void convFewColumns(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,
-                    int64_t M, int64_t group, const Window::Dims3 &g, const ClampOf<C> &clamp) {
+                    int64_t M, int64_t group, const Window::Dims3 &g, const Epilogue<C> &clamp) {
   const int64_t Cg = Cin / group, Mg = M / group;
   const int64_t kS = g.kernel[0] * g.kernel[1] * g.kernel[2], rows = Cg * kS;
   const int64_t inS = g.in[0] * g.in[1] * g.in[2], outS = g.out[0] * g.out[1] * g.out[2];
@@ -583,7 +605,8 @@ void convFewColumns(const C *x, const C *w, const C *bias, C *y, int64_t N, int6
 /// so the product reads each input element from the planes for every tap.
 void convDirect(const float *x, const float *w, const float *bias, float *y, int64_t N,
                 int64_t Cin, int64_t M, int64_t group, const Window::Dims3 &g,
-                const PaddedPlan &plan, const KernelContext::OutputClamp *outClamp) {
+                const PaddedPlan &plan, const KernelContext::OutputClamp *outClamp,
+                const Epilogue<float> &epilogue) {
   const int64_t Cg = Cin / group, Mg = M / group, kS = g.kernel[1] * g.kernel[2];
   const int64_t rows = Cg * kS, inS = g.in[1] * g.in[2], outS = g.out[1] * g.out[2];
   const int64_t planeSize = plan.rows * plan.rowPitch;
@@ -595,8 +618,11 @@ void convDirect(const float *x, const float *w, const float *bias, float *y, int
     for (int64_t t = 0; t < kS; ++t)
       offsets[static_cast<size_t>(c * kS + t)] = c * planeSize + plan.tapRel[t];
   const int64_t columns = (g.out[1] - 1) * plan.rowPitch + g.out[2];
+  // A clamp alone is applied as the product stores; after a fused Add, the
+  // epilogue does both over each group's output.
   StoreClamp sc{};
-  if (outClamp)
+  const bool clampInProduct = outClamp && !epilogue.addend;
+  if (clampInProduct)
     sc = {outClamp->lo, outClamp->hi};
   const bool splitFill = worthSplitting(M * rows * outS, Cin * inS + M * outS) && Cg > 1 &&
                          Cg * planeSize >= kParallelMinElements;
@@ -609,9 +635,12 @@ void convDirect(const float *x, const float *w, const float *bias, float *y, int
       else
         for (int64_t c = 0; c < Cg; ++c)
           fill(c);
+      float *yg = y + (n * M + gi * Mg) * outS;
       convProductDirect(Mg, rows, w + gi * Mg * rows, rows, planes, offsets.data(), columns,
-                        plan.rowPitch, g.out[2], y + (n * M + gi * Mg) * outS, outS,
-                        bias ? bias + gi * Mg : nullptr, outClamp ? &sc : nullptr);
+                        plan.rowPitch, g.out[2], yg, outS, bias ? bias + gi * Mg : nullptr,
+                        clampInProduct ? &sc : nullptr);
+      if (epilogue.addend)
+        epilogue(yg, Mg * outS);
     }
 }
 
@@ -619,8 +648,9 @@ void convDirect(const float *x, const float *w, const float *bias, float *y, int
 
 template <typename C>
 void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin, int64_t M,
-                 int64_t group, const Window &win, const KernelContext::OutputClamp *outClamp) {
-  const ClampOf<C> clamp(outClamp);
+                 int64_t group, const Window &win, const KernelContext::OutputClamp *outClamp,
+                 const C *addend) {
+  const Epilogue<C> clamp(outClamp, addend, y);
   const Window::Dims3 g = win.to3d();
   const int64_t inS = win.inSize(), outS = win.outSize(), kS = win.kernelSize();
   const int64_t Cg = Cin / group, Mg = M / group;
@@ -682,7 +712,7 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
     PaddedPlan plan;
     if (g.strides[1] == 1 && g.strides[2] == 1 && planPadded(g, plan) &&
         plan.phases.size() == 1 && Cg * plan.rows * plan.rowPitch <= kDirectPaddedBudget) {
-      convDirect(x, w, bias, y, N, Cin, M, group, g, plan, outClamp);
+      convDirect(x, w, bias, y, N, Cin, M, group, g, plan, outClamp, clamp);
       return;
     }
   }
@@ -783,10 +813,10 @@ void convTransposeForward(const C *x, const C *w, const C *bias, C *y, int64_t N
 
 template void convForward<float>(const float *, const float *, const float *, float *, int64_t,
                                  int64_t, int64_t, int64_t, const Window &,
-                                 const KernelContext::OutputClamp *);
+                                 const KernelContext::OutputClamp *, const float *);
 template void convForward<double>(const double *, const double *, const double *, double *,
                                   int64_t, int64_t, int64_t, int64_t, const Window &,
-                                  const KernelContext::OutputClamp *);
+                                  const KernelContext::OutputClamp *, const double *);
 template void convTransposeForward<float>(const float *, const float *, const float *, float *,
                                           int64_t, int64_t, int64_t, int64_t, const Window &);
 template void convTransposeForward<double>(const double *, const double *, const double *,
@@ -852,14 +882,24 @@ template <typename T> Status convTyped(KernelContext &ctx) {
   FloatOutput<T> Y;
   // convForward writes every output element.
   ONNXSLIM_RETURN_IF_ERROR(Y.init(outDims, TensorBuilder::Fill::Uninitialized));
-  // A clamp fused by the interpreter is taken for float only (other types
-  // leave it to the activation node, whose rounding it would have to match).
+  // An Add and a clamp fused by the interpreter are taken for float only
+  // (other types leave them to their nodes, whose rounding they would have
+  // to match); the addend first, as the clamp follows it.
   const KernelContext::OutputClamp *clamp = nullptr;
-  if constexpr (std::is_same_v<T, float>)
+  const float *addend = nullptr;
+  if constexpr (std::is_same_v<T, float>) {
+    if (const Tensor *z = ctx.takeOutputAddend(outDims))
+      addend = z->dataAs<float>();
     clamp = ctx.takeOutputClamp();
-  if (Y.size() > 0)
-    convForward(X.data(), W.data(), hasBias ? B.data() : nullptr, Y.data(), N, Cin, M, group,
-                win, clamp);
+  }
+  if (Y.size() > 0) {
+    if constexpr (std::is_same_v<T, float>)
+      convForward(X.data(), W.data(), hasBias ? B.data() : nullptr, Y.data(), N, Cin, M, group,
+                  win, clamp, addend);
+    else
+      convForward(X.data(), W.data(), hasBias ? B.data() : nullptr, Y.data(), N, Cin, M, group,
+                  win, clamp);
+  }
   ctx.setOutput(0, Y.finish());
   return Status::success();
 }

@@ -220,12 +220,14 @@ namespace onnxslim::rt::nn {
 /// and a validated window, Execute: Y [N, M, out...] = conv(X, W) + bias
 /// (im2col + GEMM, a direct loop for depthwise, plain GEMM for 1x1),
 /// Result: y (dense, any prior contents overwritten) holds the result. With
-/// `clamp`, every output is then clamped as the Clip kernel does, block by
-/// block while it is still in cache (see KernelContext::OutputClamp).
+/// `addend` (the output's dims), every output then gets its element added
+/// (a fused Add); with `clamp`, every output is then clamped as the Clip
+/// kernel does; both block by block while it is still in cache where the
+/// path allows (see KernelContext::OutputClamp and takeOutputAddend).
 template <typename C>
 void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin, int64_t M,
                  int64_t group, const Window &win,
-                 const KernelContext::OutputClamp *clamp = nullptr);
+                 const KernelContext::OutputClamp *clamp = nullptr, const C *addend = nullptr);
 
 /// Given X [N, Cin, in...], W [Cin, M/group, kernel...] and an optional bias
 /// [M], and a window whose `in` is the *output* image and `out` the input

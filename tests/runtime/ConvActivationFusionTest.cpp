@@ -174,4 +174,126 @@ TEST(ConvActivationFusion, UnfusableCasesStillCompute) {
   expectSame(kCases[0], "Clip", 13, 33, DataType::Double);
 }
 
+/// How the Add's other operand is made in ConvAddModel.
+enum class Addend {
+  Input,         ///< a graph input of the Conv output's shape
+  Before,        ///< Neg of such an input, computed before the Conv
+  After,         ///< the same Neg, computed after the Conv (not fusable)
+  Constant,      ///< an initializer of the output's shape
+  Broadcast,     ///< an initializer of shape [1, C, 1, 1] (declined)
+};
+
+/// Conv -> Add(conv, z) (or Add(z, conv)) -> [Relu]; with `keepApart`, the
+/// Conv output is a graph output too, which keeps the nodes apart.
+struct ConvAddModel {
+  Model model;
+  Graph *g;
+  std::vector<int64_t> outDims;
+  ConvAddModel(const ConvCase &c, Addend kind, bool swapped, bool relu, bool keepApart,
+               std::mt19937 &rng) {
+    model.opsetImport.push_back(OpsetId{"", 17, {}});
+    model.setGraph(std::make_unique<Graph>());
+    g = model.graph();
+    g->name = "main";
+    const int64_t oh = (c.h + 2 * c.pad - c.k) / c.stride + 1, ow = (c.w + 2 * c.pad - c.k) / c.stride + 1;
+    outDims = {1, c.cout, oh, ow};
+    Value *x = g->addInput("X", Type::tensor(DataType::Float));
+    Value *r = g->addInput("R", Type::tensor(DataType::Float));
+    Value *w = g->addInitializer(
+        "W", Tensor::fromValues(DataType::Float, {c.cout, c.cin / c.group, c.k, c.k},
+                                randomFloats(rng, c.cout * (c.cin / c.group) * c.k * c.k)));
+    Value *b = g->addInitializer(
+        "B", Tensor::fromValues(DataType::Float, {c.cout}, randomFloats(rng, c.cout)));
+    Value *z = r;
+    auto neg = [&] {
+      Node *n = g->createNode("Neg", {r}, {"NR"});
+      g->append(n);
+      return n->result(0);
+    };
+    if (kind == Addend::Before)
+      z = neg();
+    if (kind == Addend::Constant)
+      z = g->addInitializer("Z", Tensor::fromValues(DataType::Float, outDims,
+                                                    randomFloats(rng, oh * ow * c.cout)));
+    if (kind == Addend::Broadcast)
+      z = g->addInitializer("Z", Tensor::fromValues(DataType::Float, {1, c.cout, 1, 1},
+                                                    randomFloats(rng, c.cout)));
+    Node *conv = g->createNode("Conv", {x, w, b}, {"Y"});
+    conv->setAttr(Attribute::makeInts("strides", {c.stride, c.stride}));
+    conv->setAttr(Attribute::makeInts("pads", {c.pad, c.pad, c.pad, c.pad}));
+    conv->setAttr(Attribute::makeInt("group", c.group));
+    g->append(conv);
+    if (kind == Addend::After)
+      z = neg();
+    Value *y = conv->result(0);
+    Node *add = g->createNode("Add", swapped ? std::vector<Value *>{z, y} : std::vector<Value *>{y, z}, {"S"});
+    g->append(add);
+    Value *out = add->result(0);
+    if (relu) {
+      Node *a = g->createNode("Relu", {out}, {"T"});
+      g->append(a);
+      out = a->result(0);
+    }
+    g->addOutput(out);
+    if (keepApart)
+      g->addOutput(y);
+  }
+};
+
+/// Runs the fusable and the kept-apart model on the same inputs and expects the same bytes; `fused` says whether the Add (and the
+/// Relu) should have run inside the Conv.
+void expectAddSame(const ConvCase &c, Addend kind, bool swapped, bool relu, bool fused,
+                   uint32_t seed) {
+  std::mt19937 rngA(seed), rngB(seed);
+  ConvAddModel one(c, kind, swapped, relu, false, rngA);
+  ConvAddModel apart(c, kind, swapped, relu, true, rngB);
+  std::vector<float> xv = randomFloats(rngA, c.cin * c.h * c.w);
+  int64_t outN = 1;
+  for (int64_t d : one.outDims)
+    outN *= d;
+  std::vector<float> rv = randomFloats(rngA, outN);
+  // A NaN in each operand, at ends apart: where both operands of an
+  // addition are NaN, which one comes out is the compiler's choice.
+  xv[0] = std::numeric_limits<float>::quiet_NaN();
+  rv[static_cast<size_t>(outN - 1)] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<RtValue> in = {
+      RtValue::fromTensor(Tensor::fromValues(DataType::Float, {1, c.cin, c.h, c.w}, xv)),
+      RtValue::fromTensor(Tensor::fromValues(DataType::Float, one.outDims, rv))};
+  RunOptions profiled;
+  profiled.profile = true;
+  Interpreter iF(one.model, OpRegistry::builtin(), profiled), iA(apart.model, OpRegistry::builtin(), profiled);
+  std::vector<RtValue> outF, outA;
+  ASSERT_TRUE(iF.run(*one.g, in, outF).ok());
+  ASSERT_TRUE(iA.run(*apart.g, in, outA).ok());
+  EXPECT_EQ(iA.profile().count("Add"), 1u);
+  EXPECT_EQ(iF.profile().count("Add"), fused ? 0u : 1u)
+      << "addend kind " << int(kind) << (swapped ? " swapped" : "");
+  if (relu) {
+    EXPECT_EQ(iF.profile().count("Relu"), fused ? 0u : 1u);
+  }
+  ASSERT_EQ(outF.size(), 1u);
+  EXPECT_EQ(bytesOf(outF[0]), bytesOf(outA[0])) << "addend kind " << int(kind);
+}
+
+TEST(ConvAddFusion, AddOfAValueComputedBeforeMatchesSeparateNodes) {
+  uint32_t seed = 51;
+  for (const ConvCase &c : kCases)
+    for (Addend kind : {Addend::Input, Addend::Before, Addend::Constant})
+      for (bool relu : {false, true}) {
+        expectAddSame(c, kind, false, relu, true, seed++);
+        expectAddSame(c, kind, true, relu, true, seed++);
+      }
+}
+
+TEST(ConvAddFusion, UnfusableAddendsRunAsNodes) {
+  uint32_t seed = 91;
+  for (const ConvCase &c : kCases)
+    for (bool relu : {false, true}) {
+      // Computed after the Conv: not planned.
+      expectAddSame(c, Addend::After, false, relu, false, seed++);
+      // Broadcast from [1, C, 1, 1]: the kernel declines, the nodes run.
+      expectAddSame(c, Addend::Broadcast, true, relu, false, seed++);
+    }
+}
+
 } // namespace
