@@ -821,8 +821,9 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
   const int64_t M = 301, N = 517, K = 263;
   std::vector<float> A = randomFloats(rng, M * K), B = randomFloats(rng, K * N), bias = randomFloats(rng, M);
   // A depthwise convolution (one plane per task) and a dense one (GEMM).
-  std::vector<float> x = randomFloats(rng, 2 * 32 * 40 * 40), dw = randomFloats(rng, 32 * 9),
-                     dense = randomFloats(rng, 48 * 32 * 9);
+  std::vector<float> x = randomFloats(rng, 2 * 32 * 40 * 40), dense = randomFloats(rng, 48 * 32 * 9);
+  // Depthwise above the split threshold (2M multiply-adds): one plane per task.
+  std::vector<float> xd = randomFloats(rng, 2 * 48 * 64 * 64), dw = randomFloats(rng, 48 * 9);
   auto runAll = [&](int threads) {
     setThreadCount(threads);
     std::vector<std::vector<float>> out;
@@ -832,8 +833,8 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
             bias.data());
       out.push_back(C);
     }
-    NodeRun depthwise = runNode("Conv", 11, {floats({2, 32, 40, 40}, x), floats({32, 1, 3, 3}, dw)},
-                                {aInt("group", 32), aInts("pads", {1, 1, 1, 1})});
+    NodeRun depthwise = runNode("Conv", 11, {floats({2, 48, 64, 64}, xd), floats({48, 1, 3, 3}, dw)},
+                                {aInt("group", 48), aInts("pads", {1, 1, 1, 1})});
     NodeRun full = runNode("Conv", 11, {floats({2, 32, 40, 40}, x), floats({48, 32, 3, 3}, dense)},
                            {aInts("pads", {1, 1, 1, 1})});
     EXPECT_TRUE(depthwise.status.ok() && full.status.ok());
