@@ -9,17 +9,18 @@
 # `run -O`, the default pipeline applied in memory first (what the model
 # check's candidate runs, and the counterpart of ORT's optimizer).
 #
-# The machines are shared and noisy, so every figure is measured in ROUNDS
-# rounds that take turns (ORT, ours, ours -O, for one thread then all), each
-# a median over enough runs to last about half a second; a figure is the
-# median of its rounds, and a ratio is ours / ORT from those (lower is
-# better).
+# The machines are shared and noisy (their speed drifts by half and more
+# over minutes), so every figure is measured in ROUNDS rounds that take
+# turns (ORT, ours, ours -O, for one thread then all), each a median over
+# enough runs to last about a quarter of a second; a time is the median of
+# its rounds, and a ratio (ours / ORT, lower is better) the median of the
+# rounds' ratios, each taken between runs seconds apart.
 #
 # usage: bench/interpreter_vs_ort.sh [BUILD_DIR] [ROUNDS]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
-rounds="${2:-3}"
+rounds="${2:-5}"
 onnxslim="$build/tools/onnxslim"
 cache="${ONNXSLIM_MODEL_CACHE:-$root/.cache/models}"
 [ -x "$onnxslim" ] || { echo "error: $onnxslim not built: run scripts/build.sh" >&2; exit 1; }
@@ -30,7 +31,7 @@ cores=$(nproc)
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 ortMs() { node -e 'const l=require("fs").readFileSync(0,"utf8");console.log(JSON.parse(l.trim().split("\n").pop()).median_ms)'; }
 oursMs() { sed -n 's/^latency_ms: \([0-9.]*\).*/\1/p'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f", a / b}'; }
 
 printf "%-12s %8s %8s | %8s %6s %8s %6s | %8s | %8s %6s %8s %6s   (all = %s threads, %s rounds)\n" \
   model "ort-1t" "noopt-1t" "ours-1t" "ratio" "-O 1t" "ratio" "ort-all" "ours-all" "ratio" "-O all" "ratio" \
@@ -40,24 +41,26 @@ for name in $(node -e 'for (const m of require(process.argv[1]).models) console.
   [ -f "$model" ] || { echo "error: $model missing: run scripts/fetch-models.sh" >&2; exit 1; }
   out="$tmp/$name"; mkdir -p "$out"
   ort() { node "$oracle" "$model" --out "$out/ort$1" --spec "$spec:$name" --seed 7 --threads "$1" "${@:3}" --bench "$2" --quiet | ortMs; }
-  # Runs per measurement: about half a second of ORT's one-thread time.
+  # Runs per measurement: about a quarter of a second of ORT's one-thread time.
   probe=$(ort 1 3)
-  runs=$(awk -v ms="$probe" 'BEGIN {n = int(500 / (ms + 0.001)); print (n < 10 ? 10 : (n > 1000 ? 1000 : n))}')
+  runs=$(awk -v ms="$probe" 'BEGIN {n = int(250 / (ms + 0.001)); print (n < 10 ? 10 : (n > 1000 ? 1000 : n))}')
   inputs=()
   for f in "$out/ort1/inputs"/*.pb; do inputs+=(--input "$f"); done
   ours() { "$onnxslim" run "$model" "${inputs[@]}" --output-dir "$out/ours" -q --bench "$runs" --threads "$@" | oursMs; }
   declare -A col=()
   for ((r = 0; r < rounds; r++)); do
-    col[ort1]+="$(ort 1 "$runs") "; col[ours1]+="$(ours 1) "; col[oursO1]+="$(ours 1 -O) "
-    col[ortAll]+="$(ort "$cores" "$runs") "; col[oursAll]+="$(ours 0) "; col[oursOAll]+="$(ours 0 -O) "
+    o1=$(ort 1 "$runs"); u1=$(ours 1); uO1=$(ours 1 -O)
+    oa=$(ort "$cores" "$runs"); ua=$(ours 0); uOa=$(ours 0 -O)
+    col[ort1]+="$o1 "; col[ours1]+="$u1 "; col[oursO1]+="$uO1 "
+    col[ortAll]+="$oa "; col[oursAll]+="$ua "; col[oursOAll]+="$uOa "
+    col[r1]+="$(ratio "$u1" "$o1") "; col[rO1]+="$(ratio "$uO1" "$o1") "
+    col[ra]+="$(ratio "$ua" "$oa") "; col[rOa]+="$(ratio "$uOa" "$oa") "
   done
   col[noopt]="$(ort 1 "$runs" --no-optimize)"
   declare -A med=()
   for k in "${!col[@]}"; do med[$k]=$(tr ' ' '\n' <<<"${col[$k]}" | grep . | median); done
-  printf "%-12s %8.3f %8.3f | %8.3f %5sx %8.3f %5sx | %8.3f | %8.3f %5sx %8.3f %5sx\n" "$name" \
-    "${med[ort1]}" "${med[noopt]}" "${med[ours1]}" "$(ratio "${med[ours1]}" "${med[ort1]}")" \
-    "${med[oursO1]}" "$(ratio "${med[oursO1]}" "${med[ort1]}")" "${med[ortAll]}" \
-    "${med[oursAll]}" "$(ratio "${med[oursAll]}" "${med[ortAll]}")" \
-    "${med[oursOAll]}" "$(ratio "${med[oursOAll]}" "${med[ortAll]}")"
+  printf "%-12s %8.3f %8.3f | %8.3f %5.2fx %8.3f %5.2fx | %8.3f | %8.3f %5.2fx %8.3f %5.2fx\n" "$name" \
+    "${med[ort1]}" "${med[noopt]}" "${med[ours1]}" "${med[r1]}" "${med[oursO1]}" "${med[rO1]}" \
+    "${med[ortAll]}" "${med[oursAll]}" "${med[ra]}" "${med[oursOAll]}" "${med[rOa]}"
   unset col med
 done
