@@ -158,6 +158,10 @@ void runBlock(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t
   std::copy(v, v + n, y);
 }
 
+/// Whether the AVX-512 loops run: the GEMM engine's choice stands for the
+/// whole runtime (and follows ONNXSLIM_GEMM_ISA / setGemmEngine in tests).
+[[maybe_unused]] bool avx512Active() { return std::string_view(gemmEngineName()) == "avx512"; }
+
 } // namespace
 
 void clampFloats(float *p, int64_t n, float lo, float hi) {
@@ -166,7 +170,7 @@ void clampFloats(float *p, int64_t n, float lo, float hi) {
   op.lo = lo;
   op.hi = hi;
 #ifdef ONNXSLIM_CHAIN_AVX512
-  if (std::string_view(gemmEngineName()) == "avx512") {
+  if (avx512Active()) {
     opLoopAvx512<ChainOp::Kind::Clip, true, false>(op, p, p, n);
     return;
   }
@@ -179,7 +183,7 @@ void addFloats(float *p, const float *z, int64_t n) {
   op.kind = ChainOp::Kind::Add;
   op.otherIsInput = true;
 #ifdef ONNXSLIM_CHAIN_AVX512
-  if (std::string_view(gemmEngineName()) == "avx512") {
+  if (avx512Active()) {
     opLoopAvx512<ChainOp::Kind::Add, true, true>(op, p, z, n);
     return;
   }
@@ -194,9 +198,7 @@ void addFloats(float *p, const float *z, int64_t n) {
 void runElementwiseChain(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t n) {
   auto block = runBlock;
 #ifdef ONNXSLIM_CHAIN_AVX512
-  // The GEMM engine's choice stands for the whole runtime (and follows
-  // ONNXSLIM_GEMM_ISA / setGemmEngine in tests).
-  if (std::string_view(gemmEngineName()) == "avx512")
+  if (avx512Active())
     block = runBlockAvx512;
 #endif
   parallelSpans(n, kBlock, [&](int64_t begin, int64_t end) {

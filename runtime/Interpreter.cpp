@@ -535,8 +535,9 @@ const GraphPlan &Interpreter::planFor(const Graph &graph) {
       const Operand &z = add->operands[add->operands[0].value == out ? 1 : 0];
       const Node *def = z.value ? z.value->definingNode() : nullptr;
       auto d = def ? stepOf.find(def) : stepOf.end();
-      const bool before = z.kind == Operand::Kind::Constant || z.kind == Operand::Kind::Outer ||
-                          (z.kind == Operand::Kind::Local && (!def || (d != stepOf.end() && d->second < ci)));
+      const bool before =
+          z.kind == Operand::Kind::Constant || z.kind == Operand::Kind::Outer ||
+          (z.kind == Operand::Kind::Local && (!def || (d != stepOf.end() && d->second < ci)));
       if (before && z.value != out) {
         st.fuseAddStep = add - p.steps.data();
         st.fuseAddend = z;
@@ -702,30 +703,31 @@ Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &fram
     if (ran)
       return Status::success();
   }
+  // The value an operand reads: null when omitted, not computed yet (a
+  // local) or not in scope (an outer value).
+  auto valueOf = [&](const Operand &op) -> const RtValue * {
+    switch (op.kind) {
+    case Operand::Kind::Omitted:
+      return nullptr;
+    case Operand::Kind::Constant:
+      return op.constant;
+    case Operand::Kind::Local:
+      return frame.slots[op.slot].kind == RtValue::Kind::None ? nullptr : &frame.slots[op.slot];
+    case Operand::Kind::Outer:
+      return lookupOuter(op.value);
+    }
+    return nullptr;
+  };
   std::vector<const RtValue *> inputs(st.operands.size(), nullptr);
   for (size_t i = 0; i < st.operands.size(); ++i) {
     const Operand &op = st.operands[i];
-    switch (op.kind) {
-    case Operand::Kind::Omitted:
-      break;
-    case Operand::Kind::Constant:
-      inputs[i] = op.constant;
-      break;
-    case Operand::Kind::Local:
-      if (frame.slots[op.slot].kind == RtValue::Kind::None)
-        return nodeError(node, Status::error("input " + std::to_string(i) + " (" +
-                                             valueLabel(op.value) +
-                                             ") is used before it is computed"));
-      inputs[i] = &frame.slots[op.slot];
-      break;
-    case Operand::Kind::Outer:
-      inputs[i] = lookupOuter(op.value);
-      if (!inputs[i])
-        return nodeError(node, Status::error("input " + std::to_string(i) + " (" +
-                                             valueLabel(op.value) +
-                                             ") is not available in this scope"));
-      break;
-    }
+    inputs[i] = valueOf(op);
+    if (!inputs[i] && op.kind != Operand::Kind::Omitted)
+      return nodeError(node, Status::error("input " + std::to_string(i) + " (" +
+                                           valueLabel(op.value) +
+                                           (op.kind == Operand::Kind::Local
+                                                ? ") is used before it is computed"
+                                                : ") is not available in this scope")));
   }
   std::vector<RtValue> outputs;
   errorHasPath_ = false;
@@ -735,15 +737,9 @@ Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &fram
     shapes = shapeList(inputs);
   // The addend of a fused Add, when it is there (its step may still run).
   const Tensor *addend = nullptr;
-  if (st.fuseAddStep >= 0) {
-    const Operand &z = st.fuseAddend;
-    const RtValue *v = z.kind == Operand::Kind::Constant ? z.constant
-                       : z.kind == Operand::Kind::Local  ? &frame.slots[z.slot]
-                       : z.kind == Operand::Kind::Outer  ? lookupOuter(z.value)
-                                                         : nullptr;
-    if (v && v->isTensor())
-      addend = v->tensor.get();
-  }
+  if (const RtValue *v = st.fuseAddStep >= 0 ? valueOf(st.fuseAddend) : nullptr;
+      v && v->isTensor())
+    addend = v->tensor.get();
   auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   bool clamped = false, added = false;
   Status s = st.function && !st.kernel

@@ -126,7 +126,6 @@ template <typename C> void clampSpan(C *p, int64_t n, C lo, C hi) {
 /// y += z at the same position of the addend z (as the Add kernel
 /// computes it), then the clamp; nothing when neither was fused.
 template <typename C> struct Epilogue {
-  bool on = false;
   bool clamps = false;
   C lo = 0, hi = 0;
   const C *addend = nullptr; ///< element i of the output's addend
@@ -137,24 +136,17 @@ template <typename C> struct Epilogue {
       lo = static_cast<C>(c->lo);
       hi = static_cast<C>(c->hi);
     }
-    on = clamps || addend;
   }
+  bool on() const { return clamps || addend; }
   /// Given n outputs at p (inside the output), Execute: applies both.
   void operator()(C *p, int64_t n) const {
     if (addend) {
       const C *z = addend + (p - base);
-      int64_t i = 0;
-      if constexpr (std::is_same_v<C, float>) {
+      if constexpr (std::is_same_v<C, float>)
         addFloats(p, z, n); // AVX-512 where the GEMM engine is
-        i = n;
-      } else if constexpr (std::is_same_v<C, double>) {
-        using B = xsimd::batch<C>;
-        constexpr int64_t W = static_cast<int64_t>(B::size);
-        for (; i + W <= n; i += W)
-          (B::load_unaligned(p + i) + B::load_unaligned(z + i)).store_unaligned(p + i);
-      }
-      for (; i < n; ++i)
-        p[i] = p[i] + z[i];
+      else
+        for (int64_t i = 0; i < n; ++i)
+          p[i] = p[i] + z[i];
     }
     if (clamps)
       clampSpan(p, n, lo, hi);
@@ -426,7 +418,7 @@ constexpr int64_t kFuseWidth = 64;
 template <typename C>
 void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,
                      int64_t M, int64_t group, const Window::Dims3 &g, const PaddedPlan &p,
-                     const Epilogue<C> &clamp) {
+                     const Epilogue<C> &epilogue) {
   const int64_t Mg = M / group;
   const int64_t inS = g.in[1] * g.in[2], ow = g.out[2], oh = g.out[1], outS = oh * ow;
   const int64_t taps = g.kernel[1] * g.kernel[2], rowStep = g.strides[1] * p.rowPitch;
@@ -452,7 +444,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
           multiTapRow((oh - 1) * p.rowPitch + ow, taps, ptrs, wk, b, tmp);
           for (int64_t oy = 0; oy < oh; ++oy)
             std::memcpy(yo + oy * ow, tmp + oy * p.rowPitch, sizeof(C) * static_cast<size_t>(ow));
-          clamp(yo, outS);
+          epilogue(yo, outS);
           continue;
         }
         for (int64_t oy = 0; oy < oh; ++oy) {
@@ -461,7 +453,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
             ptrs[t] = base + p.tapRel[t];
           multiTapRow(ow, taps, ptrs, wk, b, yo + oy * ow);
         }
-        clamp(yo, outS);
+        epilogue(yo, outS);
       }
   };
   // Split by planes once there is enough work, whatever its intensity: a
@@ -483,7 +475,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
 /// summed in scalar code in the same tap order.
 template <typename C>
 void depthwiseConv(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin, int64_t M,
-                   int64_t group, const Window::Dims3 &g, const Epilogue<C> &clamp) {
+                   int64_t group, const Window::Dims3 &g, const Epilogue<C> &epilogue) {
   const int64_t Mg = M / group;
   const int64_t inS = g.in[0] * g.in[1] * g.in[2], outS = g.out[0] * g.out[1] * g.out[2];
   const int64_t kS = g.kernel[0] * g.kernel[1] * g.kernel[2];
@@ -559,7 +551,7 @@ void depthwiseConv(const C *x, const C *w, const C *bias, C *y, int64_t N, int64
           for (int64_t ox = H; ox < ow; ++ox)
             edge(ox);
         }
-      clamp(yo, outS);
+      epilogue(yo, outS);
     }
 }
 
@@ -570,7 +562,7 @@ void depthwiseConv(const C *x, const C *w, const C *bias, C *y, int64_t N, int64
 /// packing of the filters.
 template <typename C>
 void convFewColumns(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,
-                    int64_t M, int64_t group, const Window::Dims3 &g, const Epilogue<C> &clamp) {
+                    int64_t M, int64_t group, const Window::Dims3 &g, const Epilogue<C> &epilogue) {
   const int64_t Cg = Cin / group, Mg = M / group;
   const int64_t kS = g.kernel[0] * g.kernel[1] * g.kernel[2], rows = Cg * kS;
   const int64_t inS = g.in[0] * g.in[1] * g.in[2], outS = g.out[0] * g.out[1] * g.out[2];
@@ -597,9 +589,9 @@ void convFewColumns(const C *x, const C *w, const C *bias, C *y, int64_t N, int6
       C *yg = y + (n * M + gi * Mg) * outS;
       gemmFewColumns(Mg, outS, rows, w + gi * Mg * rows, rows, fields.data(), rows, yg, outS,
                      bias ? bias + gi * Mg : nullptr);
-      if (clamp.on)
+      if (epilogue.on())
         for (int64_t m = 0; m < Mg; ++m)
-          clamp(yg + m * outS, outS);
+          epilogue(yg + m * outS, outS);
     }
 }
 
@@ -610,8 +602,7 @@ void convFewColumns(const C *x, const C *w, const C *bias, C *y, int64_t N, int6
 /// so the product reads each input element from the planes for every tap.
 void convDirect(const float *x, const float *w, const float *bias, float *y, int64_t N,
                 int64_t Cin, int64_t M, int64_t group, const Window::Dims3 &g,
-                const PaddedPlan &plan, const KernelContext::OutputClamp *outClamp,
-                const Epilogue<float> &epilogue) {
+                const PaddedPlan &plan, const Epilogue<float> &epilogue) {
   const int64_t Cg = Cin / group, Mg = M / group, kS = g.kernel[1] * g.kernel[2];
   const int64_t rows = Cg * kS, inS = g.in[1] * g.in[2], outS = g.out[1] * g.out[2];
   const int64_t planeSize = plan.rows * plan.rowPitch;
@@ -625,10 +616,8 @@ void convDirect(const float *x, const float *w, const float *bias, float *y, int
   const int64_t columns = (g.out[1] - 1) * plan.rowPitch + g.out[2];
   // A clamp alone is applied as the product stores; after a fused Add, the
   // epilogue does both over each group's output.
-  StoreClamp sc{};
-  const bool clampInProduct = outClamp && !epilogue.addend;
-  if (clampInProduct)
-    sc = {outClamp->lo, outClamp->hi};
+  const bool clampInProduct = epilogue.clamps && !epilogue.addend;
+  const StoreClamp sc{epilogue.lo, epilogue.hi};
   const bool splitFill = worthSplitting(M * rows * outS, Cin * inS + M * outS) && Cg > 1 &&
                          Cg * planeSize >= kParallelMinElements;
   for (int64_t n = 0; n < N; ++n)
@@ -655,7 +644,7 @@ template <typename C>
 void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin, int64_t M,
                  int64_t group, const Window &win, const KernelContext::OutputClamp *outClamp,
                  const C *addend) {
-  const Epilogue<C> clamp(outClamp, addend, y);
+  const Epilogue<C> epilogue(outClamp, addend, y);
   const Window::Dims3 g = win.to3d();
   const int64_t inS = win.inSize(), outS = win.outSize(), kS = win.kernelSize();
   const int64_t Cg = Cin / group, Mg = M / group;
@@ -667,9 +656,9 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
   if (Cg == 1 && Mg <= 4 && !pointwise) {
     PaddedPlan plan;
     if (planPadded(g, plan))
-      depthwisePadded(x, w, bias, y, N, Cin, M, group, g, plan, clamp);
+      depthwisePadded(x, w, bias, y, N, Cin, M, group, g, plan, epilogue);
     else
-      depthwiseConv(x, w, bias, y, N, Cin, M, group, g, clamp);
+      depthwiseConv(x, w, bias, y, N, Cin, M, group, g, epilogue);
     return;
   }
   // The bias is added after the product (as ONNX Runtime does), so that the
@@ -684,7 +673,7 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
     // kMinThreadColumns columns, so the GEMM's K slice (MLAS's rule, which
     // only shortens it for narrower products) is the whole product's.
     const bool split = worthSplitting(N * M * Cg * outS, N * (Cin + M) * outS);
-    int64_t pieces = clamp.on ? std::max<int64_t>(1, outS / kMinChunkColumns) : 1;
+    int64_t pieces = epilogue.on() ? std::max<int64_t>(1, outS / kMinChunkColumns) : 1;
     if (split)
       pieces = std::max<int64_t>(pieces, 4 * threadCount());
     pieces = std::max<int64_t>(1, std::min(pieces, outS / kMinThreadColumns));
@@ -696,9 +685,9 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
           const int64_t j0 = outS * t / pieces, j1 = outS * (t + 1) / pieces;
           gemm(false, false, Mg, j1 - j0, Cg, C(1), w + gi * Mg * rows, rows, xg + j0, inS, C(0),
                yg + j0, outS, biasOf(gi));
-          if (clamp.on)
+          if (epilogue.on())
             for (int64_t m = 0; m < Mg; ++m)
-              clamp(yg + m * outS + j0, j1 - j0);
+              epilogue(yg + m * outS + j0, j1 - j0);
         };
         if (split && pieces > 1)
           parallelFor(pieces, piece);
@@ -709,7 +698,7 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
     return;
   }
   if (outS <= kFewColumns) {
-    convFewColumns(x, w, bias, y, N, Cin, M, group, g, clamp);
+    convFewColumns(x, w, bias, y, N, Cin, M, group, g, epilogue);
     return;
   }
   if constexpr (std::is_same_v<C, float>) {
@@ -717,7 +706,7 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
     PaddedPlan plan;
     if (g.strides[1] == 1 && g.strides[2] == 1 && planPadded(g, plan) &&
         plan.phases.size() == 1 && Cg * plan.rows * plan.rowPitch <= kDirectPaddedBudget) {
-      convDirect(x, w, bias, y, N, Cin, M, group, g, plan, outClamp, clamp);
+      convDirect(x, w, bias, y, N, Cin, M, group, g, plan, epilogue);
       return;
     }
   }
@@ -775,9 +764,9 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
           im2colPacked(xg, Cg, g, r0, nr, width, col);
         gemmPackedB(false, Mg, nr * ow, rows, C(1), wg, rows, col, width, C(0), yg + r0 * ow,
                     outS, biasOf(gi), outS);
-        if (clamp.on)
+        if (epilogue.on())
           for (int64_t m = 0; m < Mg; ++m)
-            clamp(yg + m * outS + r0 * ow, nr * ow);
+            epilogue(yg + m * outS + r0 * ow, nr * ow);
       };
       if (threads > 1 && chunks > 1)
         parallelFor(chunks, chunk);

@@ -195,7 +195,8 @@ struct ConvAddModel {
     model.setGraph(std::make_unique<Graph>());
     g = model.graph();
     g->name = "main";
-    const int64_t oh = (c.h + 2 * c.pad - c.k) / c.stride + 1, ow = (c.w + 2 * c.pad - c.k) / c.stride + 1;
+    const int64_t oh = (c.h + 2 * c.pad - c.k) / c.stride + 1;
+    const int64_t ow = (c.w + 2 * c.pad - c.k) / c.stride + 1;
     outDims = {1, c.cout, oh, ow};
     Value *x = g->addInput("X", Type::tensor(DataType::Float));
     Value *r = g->addInput("R", Type::tensor(DataType::Float));
@@ -226,7 +227,8 @@ struct ConvAddModel {
     if (kind == Addend::After)
       z = neg();
     Value *y = conv->result(0);
-    Node *add = g->createNode("Add", swapped ? std::vector<Value *>{z, y} : std::vector<Value *>{y, z}, {"S"});
+    Node *add = g->createNode(
+        "Add", swapped ? std::vector<Value *>{z, y} : std::vector<Value *>{y, z}, {"S"});
     g->append(add);
     Value *out = add->result(0);
     if (relu) {
@@ -240,8 +242,9 @@ struct ConvAddModel {
   }
 };
 
-/// Runs the fusable and the kept-apart model on the same inputs and expects the same bytes; `fused` says whether the Add (and the
-/// Relu) should have run inside the Conv.
+/// Runs the fusable and the kept-apart model on the same inputs and
+/// expects the same bytes; `fused` says whether the Add (and the Relu)
+/// should have run inside the Conv.
 void expectAddSame(const ConvCase &c, Addend kind, bool swapped, bool relu, bool fused,
                    uint32_t seed) {
   std::mt19937 rngA(seed), rngB(seed);
@@ -261,7 +264,8 @@ void expectAddSame(const ConvCase &c, Addend kind, bool swapped, bool relu, bool
       RtValue::fromTensor(Tensor::fromValues(DataType::Float, one.outDims, rv))};
   RunOptions profiled;
   profiled.profile = true;
-  Interpreter iF(one.model, OpRegistry::builtin(), profiled), iA(apart.model, OpRegistry::builtin(), profiled);
+  Interpreter iF(one.model, OpRegistry::builtin(), profiled);
+  Interpreter iA(apart.model, OpRegistry::builtin(), profiled);
   std::vector<RtValue> outF, outA;
   ASSERT_TRUE(iF.run(*one.g, in, outF).ok());
   ASSERT_TRUE(iA.run(*apart.g, in, outA).ok());
