@@ -13,7 +13,9 @@
 // panels and the register tiles, but reads each row of B straight from the
 // caller's zero-padded input planes at a per-row offset (2 unaligned
 // vectors per k) instead of from packed panels: a unit-stride convolution
-// then needs no column matrix at all.
+// then needs no column matrix at all. It runs on the calling thread: the
+// convolution cuts its output rows into bands, each a task that fills its
+// own planes (runtime/kernels/Conv.cpp).
 //
 // Threads (runtime/ThreadPool.h): within each (NC, KC) step, the tiles of
 // MC rows x a range of B panels are tasks of parallelFor (about two per
@@ -1207,24 +1209,24 @@ constexpr int64_t kDirectBlockElements = int64_t{1} << 15;
 /// Deepest K slice of the direct product.
 constexpr int64_t kDirectSlice = 256;
 
-/// Plane elements beyond which the direct product prefetches (2 MB: more
-/// than a core's L2).
-constexpr int64_t kDirectPrefetchElements = int64_t{1} << 19;
-
 } // namespace
 
-void convProductDirect(int64_t M, int64_t K, const float *A, int64_t lda, const float *B,
+int64_t directFilterElements(int64_t M, int64_t K) {
+  const int64_t MR = directEngine().MR;
+  return (M + MR - 1) / MR * MR * K;
+}
+
+void packDirectFilters(int64_t M, int64_t K, const float *A, int64_t lda, float *packed) {
+  packA(false, A, lda, 0, M, 0, K, directEngine().MR, packed);
+}
+
+void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B,
                        const int64_t *offsets, int64_t columns, int64_t pitch, int64_t width,
                        float *C, int64_t ldc, const float *rowBias, const StoreClamp *clamp) {
   if (M <= 0 || K <= 0 || columns <= 0 || width <= 0)
     return;
   const DirectEngine e = directEngine();
   const int64_t MR = e.MR, NR = e.NR, panels = (M + MR - 1) / MR;
-  thread_local AlignedVector<float> packed;
-  if (packed.size() < static_cast<size_t>(panels * MR * K))
-    packed.resize(static_cast<size_t>(panels * MR * K));
-  packA(false, A, lda, 0, M, 0, K, MR, packed.data());
-  const float *ap = packed.data();
   const int64_t tiles = (columns + NR - 1) / NR;
   // K in balanced slices of at most kDirectSlice: an A panel's slice stays
   // in L1 across a block's tiles, the block's B runs for it in L2.
@@ -1233,79 +1235,47 @@ void convProductDirect(int64_t M, int64_t K, const float *A, int64_t lda, const 
   const int64_t blockTiles =
       std::clamp<int64_t>(kDirectBlockElements / (panels * MR * NR), 1, kDirectTileBlock);
   const int64_t ldd = blockTiles * NR;
-  // Planes larger than a core's L2 get their next rows prefetched, one
-  // touch per distinct run (the taps of a row share their lines).
-  std::vector<int64_t> fetchRows;
-  if (offsets[K - 1] + columns > kDirectPrefetchElements)
-    for (int64_t k = 0; k < K; ++k)
-      if (fetchRows.empty() || std::abs(offsets[k] - offsets[fetchRows.back()]) > 8)
-        fetchRows.push_back(k);
-  // Tiles [t0, t1), block by block, K slice by slice. A tile inside one
-  // output row is summed in place in C; one that crosses a row end (or the
-  // padding columns) is summed in `block`, at its virtual columns, and its
-  // outputs are copied into C run by run after the last slice (which adds
-  // the bias and clamps).
+  thread_local AlignedVector<float> block;
+  if (block.size() < static_cast<size_t>(panels * MR * ldd))
+    block.resize(static_cast<size_t>(panels * MR * ldd));
+  // Block by block, K slice by slice. A tile inside one output row is
+  // summed in place in C; one that crosses a row end (or the padding
+  // columns) is summed in `block`, at its virtual columns, and its outputs
+  // are copied into C run by run after the last slice (which adds the bias
+  // and clamps). Every column's sum is the same wherever its tile falls.
   auto inRow = [&](int64_t t) { return t * NR % pitch + NR <= width; };
-  auto run = [&](int64_t t0, int64_t t1) {
-    thread_local AlignedVector<float> block;
-    if (block.size() < static_cast<size_t>(panels * MR * ldd))
-      block.resize(static_cast<size_t>(panels * MR * ldd));
-    for (int64_t tb = t0; tb < t1; tb += blockTiles) {
-      const int64_t te = std::min(t1, tb + blockTiles);
-      size_t fetched = 0;
-      for (int64_t pc = 0; pc < K; pc += KC) {
-        const int64_t kc = std::min(KC, K - pc);
-        const bool last = pc + kc == K;
-        // The next block's runs of this slice, on their way to L2 while
-        // this block computes (new lines of many planes: the hardware
-        // prefetchers do not follow them).
-        if (te < t1) {
-          const int64_t nv0 = te * NR, nv1 = std::min(te + blockTiles, t1) * NR + NR;
-          for (; fetched < fetchRows.size() && fetchRows[fetched] < pc + kc; ++fetched)
-            for (int64_t v = nv0; v < nv1; v += 16)
-              __builtin_prefetch(B + offsets[fetchRows[fetched]] + v, 0, 2);
-        }
-        for (int64_t p = 0; p < panels; ++p) {
-          const int64_t m0 = p * MR, rows = std::min(MR, M - m0);
-          const float *bias = last && rowBias ? rowBias + m0 : nullptr;
-          for (int64_t t = tb; t < te; ++t) {
-            const int64_t v0 = t * NR;
-            const bool direct = inRow(t);
-            float *dst = direct ? C + m0 * ldc + v0 / pitch * width + v0 % pitch
-                                : block.data() + m0 * ldd + (t - tb) * NR;
-            e.kernel(kc, ap + m0 * K + pc * MR, B + v0, offsets + pc, pc > 0, bias,
-                     last ? clamp : nullptr, dst, direct ? ldc : ldd, rows);
-          }
-        }
-      }
-      for (int64_t t = tb; t < te; ++t) {
-        if (inRow(t))
-          continue;
-        const int64_t v1 = std::min((t + 1) * NR, columns);
-        for (int64_t v = t * NR; v < v1;) {
-          const int64_t y = v / pitch, x = v % pitch, seg = std::min(v1 - v, pitch - x);
-          if (const int64_t n = std::min(seg, width - x); n > 0)
-            for (int64_t m = 0; m < M; ++m)
-              std::memcpy(C + m * ldc + y * width + x, block.data() + m * ldd + (v - tb * NR),
-                          sizeof(float) * static_cast<size_t>(n));
-          v += seg;
+  for (int64_t tb = 0; tb < tiles; tb += blockTiles) {
+    const int64_t te = std::min(tiles, tb + blockTiles);
+    for (int64_t pc = 0; pc < K; pc += KC) {
+      const int64_t kc = std::min(KC, K - pc);
+      const bool last = pc + kc == K;
+      for (int64_t p = 0; p < panels; ++p) {
+        const int64_t m0 = p * MR, rows = std::min(MR, M - m0);
+        const float *bias = last && rowBias ? rowBias + m0 : nullptr;
+        for (int64_t t = tb; t < te; ++t) {
+          const int64_t v0 = t * NR;
+          const bool direct = inRow(t);
+          float *dst = direct ? C + m0 * ldc + v0 / pitch * width + v0 % pitch
+                              : block.data() + m0 * ldd + (t - tb) * NR;
+          e.kernel(kc, packed + m0 * K + pc * MR, B + v0, offsets + pc, pc > 0, bias,
+                   last ? clamp : nullptr, dst, direct ? ldc : ldd, rows);
         }
       }
     }
-  };
-  int64_t parts = 1;
-  if (worthSplitting(M * K * columns, M * K + K * columns + M * columns))
-    parts = std::min<int64_t>((tiles + blockTiles - 1) / blockTiles, 4 * threadCount());
-  if (parts <= 1) {
-    run(0, tiles);
-    return;
+    for (int64_t t = tb; t < te; ++t) {
+      if (inRow(t))
+        continue;
+      const int64_t v1 = std::min((t + 1) * NR, columns);
+      for (int64_t v = t * NR; v < v1;) {
+        const int64_t y = v / pitch, x = v % pitch, seg = std::min(v1 - v, pitch - x);
+        if (const int64_t n = std::min(seg, width - x); n > 0)
+          for (int64_t m = 0; m < M; ++m)
+            std::memcpy(C + m * ldc + y * width + x, block.data() + m * ldd + (v - tb * NR),
+                        sizeof(float) * static_cast<size_t>(n));
+        v += seg;
+      }
+    }
   }
-  // Parts of whole blocks, so that every block is cut the same way.
-  const int64_t blocks = (tiles + blockTiles - 1) / blockTiles;
-  parallelFor(parts, [&](int64_t t) {
-    run(std::min(tiles, blocks * t / parts * blockTiles),
-        std::min(tiles, blocks * (t + 1) / parts * blockTiles));
-  });
 }
 
 namespace {

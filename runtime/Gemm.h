@@ -90,20 +90,29 @@ struct StoreClamp {
   float lo, hi;
 };
 
+/// Elements of the packed filters of a direct convolution product: M x K
+/// in the active engine's row panels.
+int64_t directFilterElements(int64_t M, int64_t K);
+
+/// Given A (M x K, row-major, lda), Execute: packs it for convProductDirect
+/// into `packed` (directFilterElements(M, K) elements, 64-byte aligned).
+void packDirectFilters(int64_t M, int64_t K, const float *A, int64_t lda, float *packed);
+
 /// The product of a unit-stride convolution read straight from zero-padded
 /// input planes, with no column matrix ("implicit GEMM"). Row k of the
 /// virtual K x `columns` matrix B is the run B + offsets[k]; virtual column
 /// v is the padded-grid position v = oy * pitch + ox, an output when
 /// ox < width (the other columns, under the padding, are computed and
-/// dropped). Given A (M x K, row-major, lda), Execute: for m < M and every
-/// output column, C[m * ldc + oy * width + ox] = clamp(sum_k A[m][k] *
+/// dropped). Given A packed by packDirectFilters, Execute: for m < M and
+/// every output column, C[m * ldc + oy * width + ox] = clamp(sum_k A[m][k] *
 /// B[offsets[k] + v] + rowBias[m]), the sum taken over k in order from zero
-/// with fused multiply-adds, the bias (when given) and then the clamp (when
-/// given) applied as separate roundings. B is read up to offsets[k] +
-/// columns + 31 for every k (callers leave that much readable slack).
-/// Runs on the thread pool when the work pays; results do not depend on the
-/// thread count. Float only: the kernels of the active engine's family.
-void convProductDirect(int64_t M, int64_t K, const float *A, int64_t lda, const float *B,
+/// with fused multiply-adds (in K slices fixed by K alone), the bias (when
+/// given) and then the clamp (when given) applied as separate roundings:
+/// a column's result does not depend on `columns` or on where it lies. B is
+/// read up to offsets[k] + columns + 31 for every k (callers leave that
+/// much readable slack). Runs on the calling thread. Float only: the
+/// kernels of the active engine's family.
+void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B,
                        const int64_t *offsets, int64_t columns, int64_t pitch, int64_t width,
                        float *C, int64_t ldc, const float *rowBias, const StoreClamp *clamp);
 

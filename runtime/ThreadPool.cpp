@@ -1,8 +1,14 @@
 //===- runtime/ThreadPool.cpp - The interpreter's worker threads ----------===//
 //
-// Workers wait for a job; a job is a task function, a count and an atomic
-// cursor from which every thread (workers and the poster) claims the next
-// index until none are left. The poster waits until every claimed task has
+// Workers wait for a job; a job is a task function and a count, cut into
+// one contiguous range of indices per thread (the poster's first). Each
+// thread runs its range from the front, then takes indices from the back of
+// the others' ranges until none are left. So the same thread tends to run
+// the same part of consecutive jobs cut the same way (a convolution's
+// output rows, then the next one's): the data one task writes is read by
+// the next job's task on that core, from its own caches (on the bench
+// machine the two cores are in different core complexes, and a line
+// written on one costs the other a trip across the fabric). The poster waits until every claimed task has
 // finished and every worker has left the job (so the next job's fields are
 // never read half-set, and no stale index is claimed against them). One job
 // at a time: a parallelFor posted while another runs (from a task, or from a
@@ -73,9 +79,9 @@ template <typename Cond> bool spinUntil(Cond cond) {
 
 class Pool {
 public:
-  explicit Pool(int threads) {
+  explicit Pool(int threads) : ranges_(static_cast<size_t>(threads)) {
     for (int i = 1; i < threads; ++i)
-      workers_.emplace_back([this] { work(); });
+      workers_.emplace_back([this, i] { work(i); });
   }
   ~Pool() {
     {
@@ -109,13 +115,15 @@ public:
       --waiters_;
       task_ = &task;
       count_ = n;
-      next_.store(0);
+      const int64_t slots = static_cast<int64_t>(ranges_.size());
+      for (int64_t s = 0; s < slots; ++s)
+        ranges_[static_cast<size_t>(s)].span.store(Range::pack(n * s / slots, n * (s + 1) / slots));
       finished_.store(0);
       generation_.fetch_add(1);
       if (sleepers_ > 0)
         wake_.notify_all();
     }
-    int64_t mine = claim();
+    int64_t mine = claim(0);
     finished_.fetch_add(mine);
     spinUntil([&] { return finished_.load() == count_ && active_.load() == 0; });
     std::unique_lock<std::mutex> lock(mutex_);
@@ -126,17 +134,42 @@ public:
   }
 
 private:
-  /// Runs tasks from the cursor until none are left; Result: how many.
-  int64_t claim() {
+  /// One thread's share of a job's indices, [begin, end) packed in one
+  /// word: the owner takes from the front, others from the back.
+  struct alignas(64) Range {
+    std::atomic<uint64_t> span{0};
+    static uint64_t pack(int64_t begin, int64_t end) {
+      return static_cast<uint64_t>(begin) | static_cast<uint64_t>(end) << 32;
+    }
+    /// Result: the index taken from the front (back), or -1 when empty.
+    int64_t take(bool front) {
+      uint64_t v = span.load();
+      for (;;) {
+        const int64_t b = static_cast<int64_t>(v & 0xffffffffu), e = static_cast<int64_t>(v >> 32);
+        if (b >= e)
+          return -1;
+        if (span.compare_exchange_weak(v, front ? pack(b + 1, e) : pack(b, e - 1)))
+          return front ? b : e - 1;
+      }
+    }
+  };
+
+  /// Runs the tasks of slot's range, then those left in the other ranges;
+  /// Result: how many.
+  int64_t claim(int slot) {
     int64_t ran = 0;
-    for (int64_t i = next_.fetch_add(1); i < count_; i = next_.fetch_add(1)) {
-      (*task_)(i);
-      ++ran;
+    const int slots = static_cast<int>(ranges_.size());
+    for (int d = 0; d < slots; ++d) {
+      Range &r = ranges_[static_cast<size_t>((slot + d) % slots)];
+      for (int64_t i = r.take(d == 0); i >= 0; i = r.take(d == 0)) {
+        (*task_)(i);
+        ++ran;
+      }
     }
     return ran;
   }
 
-  void work() {
+  void work(int slot) {
     uint64_t seen = 0;
     for (;;) {
       spinUntil([&] { return stop_.load() || generation_.load() != seen; });
@@ -149,7 +182,7 @@ private:
       seen = generation_.load();
       active_.fetch_add(1);
       lock.unlock();
-      int64_t ran = claim();
+      int64_t ran = claim(slot);
       lock.lock();
       finished_.fetch_add(ran);
       active_.fetch_sub(1);
@@ -164,7 +197,7 @@ private:
   std::condition_variable wake_, done_;
   const std::function<void(int64_t)> *task_ = nullptr;
   int64_t count_ = 0;
-  std::atomic<int64_t> next_{0};
+  std::vector<Range> ranges_; ///< per thread (0: the poster), set with the job
   std::atomic<int64_t> finished_{0}; ///< tasks of the job that have returned
   std::atomic<int> active_{0};       ///< workers inside claim()
   /// What idle workers poll, on a line apart from the job's counters.
@@ -243,13 +276,17 @@ void parallelFor(int64_t n, const std::function<void(int64_t)> &task) {
       task(i);
     return;
   }
-  std::function<void(int64_t)> marked = [&task](int64_t i) {
-    bool outer = insideTask;
-    insideTask = true;
-    task(i);
-    insideTask = outer;
-  };
-  currentPool()->run(n, marked);
+  // Ranges hold 32-bit indices: a (never seen) larger count runs in batches.
+  constexpr int64_t kBatch = int64_t{1} << 31;
+  for (int64_t base = 0; base < n; base += kBatch) {
+    std::function<void(int64_t)> marked = [&task, base](int64_t i) {
+      bool outer = insideTask;
+      insideTask = true;
+      task(base + i);
+      insideTask = outer;
+    };
+    currentPool()->run(std::min(kBatch, n - base), marked);
+  }
 }
 
 } // namespace onnxslim::rt

@@ -9,7 +9,10 @@
 // small or memory-bound operations ran slower split.
 //
 // parallelFor(n, task) runs task(0) ... task(n-1), each exactly once, on the
-// workers and the calling thread, and returns when all have finished.
+// workers and the calling thread, and returns when all have finished. Each
+// thread starts on its own contiguous share of the indices (the caller's
+// first), so jobs cut the same way give each core the same part of the
+// data; a thread done with its share takes indices left in the others'.
 // Results never depend on the thread count as long as every task writes its
 // own outputs and computes them in a fixed order (no reduction is split
 // across tasks): which thread runs a task changes nothing. A parallelFor

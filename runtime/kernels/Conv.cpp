@@ -10,10 +10,10 @@
 //    call (vectorized, run-time ISA dispatch) per output row, or per plane
 //    for narrow unit-stride rows; 3-D or odd geometry takes a row-by-row
 //    loop with scalar edges. Unit-stride float 1-D/2-D convolution is a
-//    direct product over a zero-padded copy of the input planes
-//    (convProductDirect in runtime/Gemm.h: each row of the virtual column
-//    matrix is a plane read at a tap's offset, so no column matrix is
-//    written). Everything else is im2col + GEMM, the column
+//    direct product over zero-padded copies of the input planes, a band of
+//    output rows at a time (convProductDirect in runtime/Gemm.h: each row
+//    of the virtual column matrix is a plane read at a tap's offset, so no
+//    column matrix is written). Everything else is im2col + GEMM, the column
 //    matrix written directly in the GEMM engine's packed-B panel layout (no
 //    second copy) for a few output rows at a time (sized for L2), from the
 //    same padded planes when they fit. The bias is added after the product,
@@ -69,9 +69,17 @@ constexpr int64_t kMinThreadColumns = 128;
 constexpr int64_t kPaddedBudget = int64_t{1} << 22;
 
 /// Elements of zero-padded input planes that a direct convolution may stage
-/// (128 MB of floats: about the input itself, where im2col would write a
-/// column matrix kernel-size times larger).
+/// for one output row (128 MB of floats): beyond that, im2col.
 constexpr int64_t kDirectPaddedBudget = int64_t{1} << 25;
+
+/// Elements of a direct convolution band's zero-padded planes (256 KB of
+/// floats: with its output, the band stays in a core's L2 from its fill to
+/// its product).
+constexpr int64_t kDirectBandElements = int64_t{1} << 16;
+
+/// Fewest virtual columns of a direct convolution band (each block of a
+/// band re-reads the filters).
+constexpr int64_t kDirectMinBandColumns = 1024;
 
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
@@ -356,10 +364,11 @@ template <typename C> inline void gatherEven(const C *src, int64_t n, C *dst) {
 
 /// Writes one input plane into the padded, phase-split buffer of `p`.
 template <typename C>
-void fillPadded(const C *plane, const Window::Dims3 &g, const PaddedPlan &p, C *buf) {
+void fillPaddedRows(const C *plane, const Window::Dims3 &g, const PaddedPlan &p, int64_t r0,
+                    int64_t r1, C *buf) {
   const int64_t sx = g.strides[2], iw = g.in[2];
-  for (int64_t r = 0; r < p.rows; ++r) {
-    C *dst = buf + r * p.rowPitch;
+  for (int64_t r = r0; r < r1; ++r) {
+    C *dst = buf + (r - r0) * p.rowPitch;
     int64_t iy = r - g.padBegin[1];
     if (iy < 0 || iy >= g.in[1]) {
       std::fill(dst, dst + p.rowPitch, C(0));
@@ -379,6 +388,11 @@ void fillPadded(const C *plane, const Window::Dims3 &g, const PaddedPlan &p, C *
       std::fill(dst + hi, dst + p.phaseLen, C(0));
     }
   }
+}
+
+template <typename C>
+void fillPadded(const C *plane, const Window::Dims3 &g, const PaddedPlan &p, C *buf) {
+  fillPaddedRows(plane, g, p, 0, p.rows, buf);
 }
 
 /// im2colPacked for 1-D/2-D geometry from `channels` padded planes (the
@@ -409,12 +423,28 @@ void im2colFromPadded(const C *planes, int64_t planeSize, int64_t channels,
 /// Output widths below which unit-stride rows are fused into one long row.
 constexpr int64_t kFuseWidth = 64;
 
+/// Fewest output rows of a depthwise band (each copies the kernel's halo
+/// rows again).
+constexpr int64_t kMinBandRows = 4;
+
+/// A depthwise convolution splits from a quarter of the multiply-adds of
+/// other products (worthSplitting's threshold over this): it sits between
+/// pointwise convolutions that split, and one that stays on the caller's
+/// core reads half its input from the other's caches, and the next reads
+/// half of its output back (measured: face_back's 64x64 stage took 1.4x as
+/// long on two threads as on one, 0.7x once its depthwise layers split).
+constexpr int64_t kDepthwiseSplitBoost = 4;
+
 /// Depthwise convolution over a zero-padded copy of each input plane (see
 /// planPadded): every output row is one multiTapRow call over all taps, with
-/// no edge cases. With unit strides and narrow rows, a whole plane is one
+/// no edge cases. With unit strides and narrow rows, a plane's rows are one
 /// call: output (oy, ox) and (oy + 1, ox) read every tap one padded row
 /// apart, so the rows run as one long row of the padded pitch into scratch,
-/// and the valid columns are copied out.
+/// and the valid columns are copied out. With threads, the tasks are bands
+/// of output rows across all planes when the planes are tall enough (the
+/// cut of the convolutions and products before and after it: each core then
+/// reads what it wrote), else whole planes; a band copies only the padded
+/// rows it reads.
 template <typename C>
 void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,
                      int64_t M, int64_t group, const Window::Dims3 &g, const PaddedPlan &p,
@@ -422,50 +452,58 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   const int64_t Mg = M / group;
   const int64_t inS = g.in[1] * g.in[2], ow = g.out[2], oh = g.out[1], outS = oh * ow;
   const int64_t taps = g.kernel[1] * g.kernel[2], rowStep = g.strides[1] * p.rowPitch;
+  const int64_t halo = p.rows - (oh - 1) * g.strides[1]; // padded rows one output row reads
   const bool fused = g.strides[1] == 1 && p.phases.size() == 1 && ow < kFuseWidth;
-  // One task per input plane (n, ci): its own scratch (per thread), its
-  // own output planes.
-  auto plane = [&](int64_t task) {
-      const int64_t n = task / Cin, ci = task % Cin;
-      C *buf = scratch<C, 2>(p.rows * p.rowPitch);
-      C *tmp = fused ? scratch<C, 3>(oh * p.rowPitch) : nullptr;
-      // The tap pointers: on the stack for the usual kernels (up to 7x7).
-      const C *onStack[49];
-      std::vector<const C *> onHeap(taps > 49 ? static_cast<size_t>(taps) : 0);
-      const C **ptrs = taps > 49 ? onHeap.data() : onStack;
-      fillPadded(x + (n * Cin + ci) * inS, g, p, buf);
-      for (int64_t m = ci * Mg; m < (ci + 1) * Mg; ++m) {
-        const C *wk = w + m * taps;
-        const C b = bias ? bias[m] : C(0);
-        C *yo = y + (n * M + m) * outS;
-        if (fused) {
-          for (int64_t t = 0; t < taps; ++t)
-            ptrs[t] = buf + p.tapRel[t];
-          multiTapRow((oh - 1) * p.rowPitch + ow, taps, ptrs, wk, b, tmp);
-          for (int64_t oy = 0; oy < oh; ++oy)
-            std::memcpy(yo + oy * ow, tmp + oy * p.rowPitch, sizeof(C) * static_cast<size_t>(ow));
-          epilogue(yo, outS);
-          continue;
-        }
-        for (int64_t oy = 0; oy < oh; ++oy) {
+  // Output rows [oy0, oy1) of the outputs of input plane (n, ci).
+  auto rows = [&](int64_t n, int64_t ci, int64_t oy0, int64_t oy1) {
+    C *buf = scratch<C, 2>(((oy1 - oy0 - 1) * g.strides[1] + halo) * p.rowPitch);
+    C *tmp = fused ? scratch<C, 3>((oy1 - oy0) * p.rowPitch) : nullptr;
+    // The tap pointers: on the stack for the usual kernels (up to 7x7).
+    const C *onStack[49];
+    std::vector<const C *> onHeap(taps > 49 ? static_cast<size_t>(taps) : 0);
+    const C **ptrs = taps > 49 ? onHeap.data() : onStack;
+    fillPaddedRows(x + (n * Cin + ci) * inS, g, p, oy0 * g.strides[1],
+                   (oy1 - 1) * g.strides[1] + halo, buf);
+    for (int64_t m = ci * Mg; m < (ci + 1) * Mg; ++m) {
+      const C *wk = w + m * taps;
+      const C b = bias ? bias[m] : C(0);
+      C *yo = y + (n * M + m) * outS + oy0 * ow;
+      if (fused) {
+        for (int64_t t = 0; t < taps; ++t)
+          ptrs[t] = buf + p.tapRel[t];
+        multiTapRow((oy1 - oy0 - 1) * p.rowPitch + ow, taps, ptrs, wk, b, tmp);
+        for (int64_t oy = 0; oy < oy1 - oy0; ++oy)
+          std::memcpy(yo + oy * ow, tmp + oy * p.rowPitch, sizeof(C) * static_cast<size_t>(ow));
+      } else
+        for (int64_t oy = 0; oy < oy1 - oy0; ++oy) {
           const C *base = buf + oy * rowStep;
           for (int64_t t = 0; t < taps; ++t)
             ptrs[t] = base + p.tapRel[t];
           multiTapRow(ow, taps, ptrs, wk, b, yo + oy * ow);
         }
-        epilogue(yo, outS);
-      }
+      epilogue(yo, (oy1 - oy0) * ow);
+    }
   };
-  // Split by planes once there is enough work, whatever its intensity: a
-  // depthwise convolution does a few multiply-adds per element moved, but
-  // its planes are independent and contiguous, so each thread streams its
-  // own (measured: mlsd's 96- and 144-channel layers at 160x160).
+  // Split once there is enough work, whatever its intensity: a depthwise
+  // convolution does a few multiply-adds per element moved, but its planes
+  // are independent and contiguous, so each thread streams its own
+  // (measured: mlsd's 96- and 144-channel layers at 160x160).
   const int64_t work = N * Cin * Mg * outS * taps;
-  if (N * Cin > 1 && worthSplitting(work, work / kParallelMinIntensity))
-    parallelFor(N * Cin, plane);
+  const bool split = N * Cin * oh > 1 &&
+                     worthSplitting(work * kDepthwiseSplitBoost,
+                                    work * kDepthwiseSplitBoost / kParallelMinIntensity);
+  const int64_t bands = split ? std::min<int64_t>(4 * threadCount(), oh / kMinBandRows) : 1;
+  if (split && bands >= 2 * threadCount()) {
+    const int64_t step = (oh + bands - 1) / bands;
+    parallelFor((oh + step - 1) / step, [&](int64_t b) {
+      for (int64_t plane = 0; plane < N * Cin; ++plane)
+        rows(plane / Cin, plane % Cin, b * step, std::min(oh, (b + 1) * step));
+    });
+  } else if (split)
+    parallelFor(N * Cin, [&](int64_t plane) { rows(plane / Cin, plane % Cin, 0, oh); });
   else
-    for (int64_t task = 0; task < N * Cin; ++task)
-      plane(task);
+    for (int64_t plane = 0; plane < N * Cin; ++plane)
+      rows(plane / Cin, plane % Cin, 0, oh);
 }
 
 /// Direct convolution for groups of one input channel (depthwise). Each
@@ -595,47 +633,70 @@ void convFewColumns(const C *x, const C *w, const C *bias, C *y, int64_t N, int6
     }
 }
 
-/// Unit-stride float convolution straight from the group's zero-padded
-/// input planes (the layout of planPadded with one column phase), as one
-/// convProductDirect per (image, group): no column matrix is written. Row k
-/// = (c, tap) of the virtual column matrix is plane c at the tap's offset,
-/// so the product reads each input element from the planes for every tap.
+/// Unit-stride float convolution straight from zero-padded input planes
+/// (the layout of planPadded with one column phase), with no column matrix:
+/// row k = (c, tap) of the virtual column matrix is plane c at the tap's
+/// offset (convProductDirect). The output rows are cut into bands, each a
+/// task that copies the padded rows its outputs read (its rows plus the
+/// kernel's halo) into its own thread's planes and runs the product on
+/// them, so the planes are still in that core's L2 when the product reads
+/// them for every tap. A column's result does not depend on the bands, so
+/// neither does the output on the thread count.
 void convDirect(const float *x, const float *w, const float *bias, float *y, int64_t N,
                 int64_t Cin, int64_t M, int64_t group, const Window::Dims3 &g,
                 const PaddedPlan &plan, const Epilogue<float> &epilogue) {
   const int64_t Cg = Cin / group, Mg = M / group, kS = g.kernel[1] * g.kernel[2];
   const int64_t rows = Cg * kS, inS = g.in[1] * g.in[2], outS = g.out[1] * g.out[2];
-  const int64_t planeSize = plan.rows * plan.rowPitch;
-  // The product reads up to kConvDirectSlack elements past the last plane.
-  float *planes = scratch<float, 2>(Cg * planeSize + kConvDirectSlack);
-  std::fill(planes + Cg * planeSize, planes + Cg * planeSize + kConvDirectSlack, 0.0f);
-  std::vector<int64_t> offsets(static_cast<size_t>(rows));
-  for (int64_t c = 0; c < Cg; ++c)
-    for (int64_t t = 0; t < kS; ++t)
-      offsets[static_cast<size_t>(c * kS + t)] = c * planeSize + plan.tapRel[t];
-  const int64_t columns = (g.out[1] - 1) * plan.rowPitch + g.out[2];
+  const int64_t oh = g.out[1], ow = g.out[2], pitch = plan.rowPitch, halo = plan.rows - oh;
+  const int64_t filterSize = directFilterElements(Mg, rows);
+  float *filters = scratch<float, 4>(group * filterSize);
+  for (int64_t gi = 0; gi < group; ++gi)
+    packDirectFilters(Mg, rows, w + gi * Mg * rows, rows, filters + gi * filterSize);
+  // Bands within kDirectBandElements, of at least kDirectMinBandColumns;
+  // with threads, at least four per thread (a late worker then leaves its
+  // share to the others).
+  int64_t bandRows = std::clamp<int64_t>(std::max(kDirectBandElements / (Cg * pitch) - halo,
+                                                   (kDirectMinBandColumns + pitch - 1) / pitch),
+                                          1, oh);
+  int64_t bands = (oh + bandRows - 1) / bandRows;
+  const bool split = worthSplitting(N * M * rows * outS, N * (Cin * inS + M * outS));
+  if (split)
+    bands = std::max(bands, std::min<int64_t>(oh, 4 * threadCount()));
+  bandRows = (oh + bands - 1) / bands;
+  bands = (oh + bandRows - 1) / bandRows;
   // A clamp alone is applied as the product stores; after a fused Add, the
-  // epilogue does both over each group's output.
+  // epilogue does both over the band's output.
   const bool clampInProduct = epilogue.clamps && !epilogue.addend;
   const StoreClamp sc{epilogue.lo, epilogue.hi};
-  const bool splitFill = worthSplitting(M * rows * outS, Cin * inS + M * outS) && Cg > 1 &&
-                         Cg * planeSize >= kParallelMinElements;
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t gi = 0; gi < group; ++gi) {
-      const float *xg = x + (n * Cin + gi * Cg) * inS;
-      auto fill = [&](int64_t c) { fillPadded(xg + c * inS, g, plan, planes + c * planeSize); };
-      if (splitFill)
-        parallelFor(Cg, fill);
-      else
-        for (int64_t c = 0; c < Cg; ++c)
-          fill(c);
-      float *yg = y + (n * M + gi * Mg) * outS;
-      convProductDirect(Mg, rows, w + gi * Mg * rows, rows, planes, offsets.data(), columns,
-                        plan.rowPitch, g.out[2], yg, outS, bias ? bias + gi * Mg : nullptr,
-                        clampInProduct ? &sc : nullptr);
-      if (epilogue.addend)
-        epilogue(yg, Mg * outS);
+  auto band = [&](int64_t task) {
+    const int64_t b = task % bands, gi = task / bands % group, n = task / bands / group;
+    const int64_t oy0 = b * bandRows, oy1 = std::min(oh, oy0 + bandRows);
+    const int64_t planeSize = (oy1 - oy0 + halo) * pitch;
+    // The product reads up to kConvDirectSlack elements past the last plane.
+    float *planes = scratch<float, 2>(Cg * planeSize + kConvDirectSlack);
+    std::fill(planes + Cg * planeSize, planes + Cg * planeSize + kConvDirectSlack, 0.0f);
+    thread_local std::vector<int64_t> offsets;
+    offsets.resize(static_cast<size_t>(rows));
+    const float *xg = x + (n * Cin + gi * Cg) * inS;
+    for (int64_t c = 0; c < Cg; ++c) {
+      fillPaddedRows(xg + c * inS, g, plan, oy0, oy1 + halo, planes + c * planeSize);
+      for (int64_t t = 0; t < kS; ++t)
+        offsets[static_cast<size_t>(c * kS + t)] = c * planeSize + plan.tapRel[t];
     }
+    float *yb = y + (n * M + gi * Mg) * outS + oy0 * ow;
+    convProductDirect(Mg, rows, filters + gi * filterSize, planes, offsets.data(),
+                      (oy1 - oy0 - 1) * pitch + ow, pitch, ow, yb, outS,
+                      bias ? bias + gi * Mg : nullptr, clampInProduct ? &sc : nullptr);
+    if (epilogue.addend)
+      for (int64_t m = 0; m < Mg; ++m)
+        epilogue(yb + m * outS, (oy1 - oy0) * ow);
+  };
+  const int64_t tasks = N * group * bands;
+  if (split)
+    parallelFor(tasks, band);
+  else
+    for (int64_t t = 0; t < tasks; ++t)
+      band(t);
 }
 
 } // namespace
@@ -705,7 +766,8 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
     // Unit strides: the product reads the padded planes directly.
     PaddedPlan plan;
     if (g.strides[1] == 1 && g.strides[2] == 1 && planPadded(g, plan) &&
-        plan.phases.size() == 1 && Cg * plan.rows * plan.rowPitch <= kDirectPaddedBudget) {
+        plan.phases.size() == 1 &&
+        Cg * (plan.rows - g.out[1] + 1) * plan.rowPitch <= kDirectPaddedBudget) {
       convDirect(x, w, bias, y, N, Cin, M, group, g, plan, epilogue);
       return;
     }
