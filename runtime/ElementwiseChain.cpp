@@ -14,6 +14,9 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include <algorithm>
 #include <string_view>
@@ -193,6 +196,51 @@ void addFloats(float *p, const float *z, int64_t n) {
     (Batch::load_unaligned(p + i) + Batch::load_unaligned(z + i)).store_unaligned(p + i);
   for (; i < n; ++i)
     p[i] = p[i] + z[i];
+}
+
+#ifdef ONNXSLIM_CHAIN_AVX512
+namespace {
+/// maxEvenFloats with AVX-512: 16 outputs a step from 31 floats (two loads,
+/// the second masked to 15, so no step reads past src[2(n-1)]).
+__attribute__((target("avx512f"))) void maxEvenAvx512(const float *src, int64_t n, float *y) {
+  const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  for (int64_t i = 0; i < n; i += 16) {
+    const int64_t left = 2 * (n - i) - 1; // floats of src still wanted
+    const __mmask16 lo = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+    const __mmask16 hi = left >= 31 ? __mmask16(0x7FFF)
+                         : left > 16 ? __mmask16((1u << (left - 16)) - 1)
+                                     : __mmask16(0);
+    const __mmask16 out = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    const __m512 a = _mm512_maskz_loadu_ps(lo, src + 2 * i);
+    const __m512 b = _mm512_maskz_loadu_ps(hi, src + 2 * i + 16);
+    const __m512 v = _mm512_permutex2var_ps(a, evens, b);
+    // max_ps(v, y) is v > y ? v : y, lane by lane (the masked form: GCC 12
+    // warns about the unmasked one's undefined source).
+    const __m512 w = _mm512_maskz_loadu_ps(out, y + i);
+    _mm512_mask_storeu_ps(y + i, out, _mm512_mask_max_ps(w, out, v, w));
+  }
+}
+} // namespace
+#endif
+
+void maxEvenFloats(const float *src, int64_t n, float *y) {
+#ifdef ONNXSLIM_CHAIN_AVX512
+  if (avx512Active()) {
+    maxEvenAvx512(src, n, y);
+    return;
+  }
+#endif
+  int64_t i = 0;
+#ifdef __SSE2__
+  // The loads read src[2i .. 2i+7], within src[0 .. 2(n-1)] while i + 4 < n.
+  for (; i + 4 < n; i += 4) {
+    __m128 a = _mm_loadu_ps(src + 2 * i), b = _mm_loadu_ps(src + 2 * i + 4);
+    __m128 v = _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    _mm_storeu_ps(y + i, _mm_max_ps(v, _mm_loadu_ps(y + i)));
+  }
+#endif
+  for (; i < n; ++i)
+    y[i] = src[2 * i] > y[i] ? src[2 * i] : y[i];
 }
 
 void runElementwiseChain(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t n) {

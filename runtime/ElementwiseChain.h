@@ -49,4 +49,9 @@ void clampFloats(float *p, int64_t n, float lo, float hi);
 /// kernel computes it. A convolution that applies a fused Add uses it.
 void addFloats(float *p, const float *z, int64_t n);
 
+/// Given n outputs at y and the 2n - 1 floats at src, Execute: y[i] =
+/// src[2i] > y[i] ? src[2i] : y[i] (max pooling's combine step at stride 2,
+/// as the MaxPool kernel orders it: a NaN tap leaves y alone).
+void maxEvenFloats(const float *src, int64_t n, float *y);
+
 } // namespace onnxslim::rt

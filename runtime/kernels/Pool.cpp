@@ -12,7 +12,9 @@
 // extent [-pad_begin, in + pad_end), as ONNX Runtime does.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/ElementwiseChain.h"
 #include "runtime/Kernel.h"
+#include "runtime/ThreadPool.h"
 #include "runtime/kernels/Dispatch.h"
 #include "runtime/kernels/NNCommon.h"
 
@@ -20,10 +22,6 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
-
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 namespace onnxslim::rt {
 namespace {
@@ -75,46 +73,52 @@ void validRange(int64_t offset, int64_t stride, int64_t extent, int64_t count, i
 }
 
 /// y[i] = src[2i] > y[i] ? src[2i] : y[i] for i < n (max pooling's combine
-/// step at stride 2; SSE shuffles for float where available).
+/// step at stride 2; AVX-512 or SSE for float).
 template <typename C> inline void maxEven(const C *src, int64_t n, C *y) {
-  int64_t i = 0;
-#ifdef __SSE2__
-  if constexpr (std::is_same_v<C, float>)
-    // The loads read src[2i .. 2i+7], within src[0 .. 2(n-1)] while i + 4 < n;
-    // _mm_max_ps(v, y) is v > y ? v : y, lane by lane.
-    for (; i + 4 < n; i += 4) {
-      __m128 a = _mm_loadu_ps(src + 2 * i), b = _mm_loadu_ps(src + 2 * i + 4);
-      __m128 v = _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
-      _mm_storeu_ps(y + i, _mm_max_ps(v, _mm_loadu_ps(y + i)));
-    }
-#endif
-  for (; i < n; ++i)
+  if constexpr (std::is_same_v<C, float>) {
+    maxEvenFloats(src, n, y);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
     y[i] = src[2 * i] > y[i] ? src[2 * i] : y[i];
 }
+
+/// Input elements of a pooling from which it splits its output rows over
+/// the threads (1 MB of floats: as for depthwise convolutions, its input
+/// was usually written by both cores, and the next node reads its output
+/// on both).
+constexpr int64_t kPoolSplitElements = int64_t{1} << 18;
 
 /// Max or sum pooling computed a whole output row at a time: for every
 /// kernel tap, one tight loop over the output positions it reaches. Each
 /// output still combines its taps in (kz, ky, kx) order, so results equal
 /// the per-output loop's. Max starts from -infinity (floats) and outputs
 /// whose window holds no input get the type's lowest value, as the
-/// per-output loop gives.
+/// per-output loop gives. Large poolings run bands of output rows (across
+/// all planes) as tasks, each row the same operations on any thread.
 template <typename C, bool IsMax>
 void rowwisePool(const C *x, C *y, int64_t planes, const Window::Dims3 &g, const TapRanges &t) {
   const int64_t inS = g.in[0] * g.in[1] * g.in[2], outS = g.out[0] * g.out[1] * g.out[2];
-  const int64_t ow = g.out[2], sx = g.strides[2];
+  const int64_t ow = g.out[2], sx = g.strides[2], gridRows = g.out[0] * g.out[1];
   std::vector<int64_t> los(static_cast<size_t>(g.kernel[2])), his(los.size()), offs(los.size());
   for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
     offs[kx] = kx * g.dilations[2] - g.padBegin[2];
     validRange(offs[kx], sx, g.in[2], ow, los[kx], his[kx]);
   }
+  std::vector<int64_t> emptyColumns; // outputs whose window misses the input's columns
+  for (int64_t ox = 0; ox < ow; ++ox)
+    if (t.hi[2][ox] <= t.lo[2][ox])
+      emptyColumns.push_back(ox);
   const C start = IsMax ? (std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
                                                                  : std::numeric_limits<C>::lowest())
                         : C(0);
-  for (int64_t p = 0; p < planes; ++p) {
-    const C *xp = x + p * inS;
-    for (int64_t oz = 0; oz < g.out[0]; ++oz)
-      for (int64_t oy = 0; oy < g.out[1]; ++oy) {
-        C *yrow = y + p * outS + (oz * g.out[1] + oy) * ow;
+  // Grid rows [r0, r1) of every plane.
+  auto rows = [&](int64_t r0, int64_t r1) {
+    for (int64_t p = 0; p < planes; ++p) {
+      const C *xp = x + p * inS;
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t oz = r / g.out[1], oy = r % g.out[1];
+        C *yrow = y + p * outS + r * ow;
         std::fill(yrow, yrow + ow, start);
         int64_t z0 = oz * g.strides[0] - g.padBegin[0];
         int64_t y0 = oy * g.strides[1] - g.padBegin[1];
@@ -139,13 +143,20 @@ void rowwisePool(const C *x, C *y, int64_t planes, const Window::Dims3 &g, const
             }
           }
         if constexpr (IsMax) {
-          bool emptyRow = t.hi[0][oz] <= t.lo[0][oz] || t.hi[1][oy] <= t.lo[1][oy];
-          for (int64_t ox = 0; ox < ow; ++ox)
-            if (emptyRow || t.hi[2][ox] <= t.lo[2][ox])
-              yrow[ox] = std::numeric_limits<C>::lowest();
+          if (t.hi[0][oz] <= t.lo[0][oz] || t.hi[1][oy] <= t.lo[1][oy])
+            std::fill(yrow, yrow + ow, std::numeric_limits<C>::lowest());
+          for (int64_t ox : emptyColumns)
+            yrow[ox] = std::numeric_limits<C>::lowest();
         }
       }
-  }
+    }
+  };
+  const int threads = threadCount();
+  const int64_t bands = std::min<int64_t>(4 * threads, gridRows);
+  if (threads > 1 && !insideParallelTask() && planes * inS >= kPoolSplitElements && bands > 1)
+    parallelFor(bands, [&](int64_t b) { rows(gridRows * b / bands, gridRows * (b + 1) / bands); });
+  else
+    rows(0, gridRows);
 }
 
 /// Reads kernel_shape and computes the pooling window over X's spatial dims.
