@@ -400,7 +400,8 @@ void checkConvConfigs(const std::vector<ConvConfig> &configs, uint32_t seed,
 /// (13, 25), K deeper than one slice (40 channels x 9 taps), rows narrower
 /// than a tile (several rows per tile) and wider (tiles crossing a row
 /// end), dilation, asymmetric pads, 1-D, several images and groups, and
-/// planes large enough for the prefetching path.
+/// planes large enough to be cut into bands of output rows on one thread
+/// (the last two; the last with a halo of eight padded rows).
 TEST(ConvKernel, DirectPathMatchesNaive) {
   checkConvConfigs({{1, 40, 13, 1, {11, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
                     {2, 7, 25, 1, {37, 45}, {3, 3}, {1, 1}, {1, 1}, {1, 0, 2, 1}},
@@ -408,7 +409,8 @@ TEST(ConvKernel, DirectPathMatchesNaive) {
                     {1, 16, 24, 2, {33, 31}, {3, 3}, {1, 1}, {1, 2}, {1, 2, 1, 2}},
                     {2, 5, 9, 1, {100}, {7}, {1}, {1}, {3, 3}},
                     {1, 3, 30, 1, {5, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
-                    {1, 8, 14, 1, {258, 259}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}},
+                    {1, 8, 14, 1, {258, 259}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 64, 20, 1, {30, 50}, {5, 3}, {1, 1}, {2, 1}, {4, 1, 4, 1}}},
                    41, "direct conv");
 }
 
@@ -578,6 +580,47 @@ TEST(GemmKernel, BroadcastBiasAndTransposes) {
 // Pooling, normalization, RNN semantics
 //===----------------------------------------------------------------------===//
 
+/// MaxPool at stride 2 without Indices takes the row-wise loop (16 outputs
+/// a step with AVX-512, masked at the row's end); with Indices, the
+/// per-output loop. Both give the same maxima on every engine, for rows of
+/// every length up to past two vector steps, padded or not, with -inf and
+/// ties in the input; and a pooling large enough to split its rows over
+/// threads gives the same bits on one and two.
+TEST(PoolKernels, StrideTwoMaxPoolMatchesPerOutputLoop) {
+  std::mt19937 rng(17);
+  forEachEngine([&] {
+    for (int64_t w = 1; w <= 70; w += (w < 36 ? 1 : 17))
+      for (int64_t k : {2, 3})
+        for (int64_t pad : {0, 1}) {
+          std::vector<float> x = randomFloats(rng, 2 * 5 * w);
+          x[static_cast<size_t>(w / 2)] = -std::numeric_limits<float>::infinity();
+          x[static_cast<size_t>(w - 1)] = x[0];
+          std::vector<Attr> attrs = {aInts("kernel_shape", {k, k}), aInts("strides", {2, 2}),
+                                     aInts("pads", {pad, pad, pad, pad})};
+          if (k > w + 2 * pad)
+            continue; // kernel wider than the padded row: an error
+          NodeRun rowwise = runNode("MaxPool", 12, {floats({1, 2, 5, w}, x)}, attrs);
+          NodeRun perOutput = runNode("MaxPool", 12, {floats({1, 2, 5, w}, x)}, attrs, 2);
+          ASSERT_TRUE(rowwise.status.ok() && perOutput.status.ok()) << rowwise.status.message();
+          EXPECT_EQ(floatValues(rowwise.out()), floatValues(perOutput.out(0)))
+              << "width " << w << ", kernel " << k << ", pad " << pad << " (" << gemmEngineName()
+              << ")";
+        }
+  });
+  std::vector<float> big = randomFloats(rng, 24 * 128 * 128);
+  auto pool = [&](int threads) {
+    setThreadCount(threads);
+    NodeRun r = runNode("MaxPool", 12, {floats({1, 24, 128, 128}, big)},
+                        {aInts("kernel_shape", {2, 2}), aInts("strides", {2, 2})});
+    EXPECT_TRUE(r.status.ok()) << r.status.message();
+    return floatValues(r.out());
+  };
+  std::vector<float> one = pool(1), two = pool(2);
+  EXPECT_EQ(one, two);
+  EXPECT_EQ(one[0], std::max({big[0], big[1], big[128], big[129]}));
+  setThreadCount(1);
+}
+
 TEST(PoolKernels, MaxPoolIndicesAndAveragePadding) {
   std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
   NodeRun m = runNode("MaxPool", 12, {floats({1, 1, 4, 4}, x)},
@@ -734,6 +777,14 @@ TEST(ThreadPool, RunsEveryTaskOnceAndNestsInline) {
     for (size_t i = 0; i < runs.size(); ++i)
       ASSERT_EQ(runs[i].load(), 31) << "task " << i << " with " << threads << " threads";
     parallelFor(0, [](int64_t) { FAIL() << "no task for n = 0"; });
+    // Many short jobs, some with fewer tasks than threads (empty shares):
+    // every task once, whoever takes it from whose share.
+    for (int64_t n = 1; n <= 40; ++n) {
+      std::vector<std::atomic<int>> once(static_cast<size_t>(n));
+      parallelFor(n, [&](int64_t i) { once[static_cast<size_t>(i)]++; });
+      for (size_t i = 0; i < once.size(); ++i)
+        ASSERT_EQ(once[i].load(), 1) << "task " << i << " of " << n << ", " << threads << " threads";
+    }
   }
   setThreadCount(0);
   EXPECT_GE(threadCount(), 1);
@@ -804,10 +855,13 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
   // of the tiles), transposed and not.
   const int64_t M = 301, N = 517, K = 263;
   std::vector<float> A = randomFloats(rng, M * K), B = randomFloats(rng, K * N), bias = randomFloats(rng, M);
-  // A depthwise convolution (one plane per task) and a dense one (GEMM).
+  // A dense convolution (the direct product: one band of output rows on
+  // one thread, one per task on several).
   std::vector<float> x = randomFloats(rng, 2 * 32 * 40 * 40), dense = randomFloats(rng, 48 * 32 * 9);
-  // Depthwise above the split threshold (2M multiply-adds): one plane per task.
+  // Depthwise convolutions above the split threshold: tall planes split in
+  // bands of output rows, short ones one plane per task.
   std::vector<float> xd = randomFloats(rng, 2 * 48 * 64 * 64), dw = randomFloats(rng, 48 * 9);
+  std::vector<float> xs = randomFloats(rng, 2 * 512 * 8 * 8), ds = randomFloats(rng, 512 * 9);
   auto runAll = [&](int threads) {
     setThreadCount(threads);
     std::vector<std::vector<float>> out;
@@ -819,10 +873,14 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
     }
     NodeRun depthwise = runNode("Conv", 11, {floats({2, 48, 64, 64}, xd), floats({48, 1, 3, 3}, dw)},
                                 {aInt("group", 48), aInts("pads", {1, 1, 1, 1})});
+    NodeRun shortPlanes =
+        runNode("Conv", 11, {floats({2, 512, 8, 8}, xs), floats({512, 1, 3, 3}, ds)},
+                {aInt("group", 512), aInts("pads", {1, 1, 1, 1})});
     NodeRun full = runNode("Conv", 11, {floats({2, 32, 40, 40}, x), floats({48, 32, 3, 3}, dense)},
                            {aInts("pads", {1, 1, 1, 1})});
-    EXPECT_TRUE(depthwise.status.ok() && full.status.ok());
+    EXPECT_TRUE(depthwise.status.ok() && shortPlanes.status.ok() && full.status.ok());
     out.push_back(floatValues(depthwise.out()));
+    out.push_back(floatValues(shortPlanes.out()));
     out.push_back(floatValues(full.out()));
     return out;
   };
