@@ -424,8 +424,11 @@ void im2colFromPadded(const C *planes, int64_t planeSize, int64_t channels,
 constexpr int64_t kFuseWidth = 64;
 
 /// Fewest output rows of a depthwise band (each copies the kernel's halo
-/// rows again).
+/// rows again), and fewest outputs per plane (each band sets up every
+/// plane again: mlsd's 192 planes of 40x40 in bands took 1.3x as long on
+/// two threads as on one, 0.8x split by planes).
 constexpr int64_t kMinBandRows = 4;
+constexpr int64_t kMinBandOutputs = 512;
 
 /// A depthwise convolution splits from a quarter of the multiply-adds of
 /// other products (worthSplitting's threshold over this): it sits between
@@ -441,7 +444,7 @@ constexpr int64_t kDepthwiseSplitBoost = 4;
 /// call: output (oy, ox) and (oy + 1, ox) read every tap one padded row
 /// apart, so the rows run as one long row of the padded pitch into scratch,
 /// and the valid columns are copied out. With threads, the tasks are bands
-/// of output rows across all planes when the planes are tall enough (the
+/// of output rows across all planes when the planes are large enough (the
 /// cut of the convolutions and products before and after it: each core then
 /// reads what it wrote), else whole planes; a band copies only the padded
 /// rows it reads.
@@ -493,7 +496,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
                      worthSplitting(work * kDepthwiseSplitBoost,
                                     work * kDepthwiseSplitBoost / kParallelMinIntensity);
   const int64_t bands = split ? std::min<int64_t>(4 * threadCount(), oh / kMinBandRows) : 1;
-  if (split && bands >= 2 * threadCount()) {
+  if (split && bands >= 2 * threadCount() && oh / bands * ow >= kMinBandOutputs) {
     const int64_t step = (oh + bands - 1) / bands;
     parallelFor((oh + step - 1) / step, [&](int64_t b) {
       for (int64_t plane = 0; plane < N * Cin; ++plane)
