@@ -19,7 +19,6 @@
 #endif
 
 #include <algorithm>
-#include <string_view>
 
 namespace onnxslim::rt {
 namespace {
@@ -163,7 +162,7 @@ void runBlock(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t
 
 /// Whether the AVX-512 loops run: the GEMM engine's choice stands for the
 /// whole runtime (and follows ONNXSLIM_GEMM_ISA / setGemmEngine in tests).
-[[maybe_unused]] bool avx512Active() { return std::string_view(gemmEngineName()) == "avx512"; }
+[[maybe_unused]] bool avx512Active() { return gemmEngineIsAvx512(); }
 
 } // namespace
 

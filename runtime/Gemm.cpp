@@ -1393,6 +1393,8 @@ bool setGemmEngine(const char *name) {
   return true;
 }
 
+bool gemmEngineIsAvx512() { return currentIsa().load() == Isa::Avx512; }
+
 const char *gemmEngineName() {
   switch (currentIsa().load()) {
   case Isa::Avx512:

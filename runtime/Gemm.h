@@ -127,6 +127,10 @@ bool setGemmEngine(const char *name);
 /// The micro-kernel family in use: "baseline", "avx2" or "avx512".
 const char *gemmEngineName();
 
+/// Whether that family is AVX-512 (the other kernels' AVX-512 loops follow
+/// it); cheap enough to ask per row.
+bool gemmEngineIsAvx512();
+
 /// Overloads picking sgemm or dgemm from the element type (for templated kernels).
 inline void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
                  const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,

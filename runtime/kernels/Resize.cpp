@@ -27,9 +27,15 @@
 // float (double for double) and round integers to nearest with saturation.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/Gemm.h"
 #include "runtime/Kernel.h"
+#include "runtime/ThreadPool.h"
 #include "runtime/kernels/Dispatch.h"
 #include "runtime/kernels/NNCommon.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -537,40 +543,134 @@ void applyExtrapolation(C *y, const std::vector<int64_t> &dims,
   }
 }
 
+/// Output rows of blendLastTwo per task at least (each task blends its own).
+constexpr int64_t kBlendMinTaskElements = int64_t{1} << 14;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ONNXSLIM_RESIZE_AVX512 1
+/// blendLastTwo's second pass over one output row with AVX-512, 16 outputs
+/// a step. Where a step's taps all lie within 16 inputs of its first
+/// (`base`, >= 0: any upsampling), those 16 are loaded once and each tap's
+/// inputs permuted out of them (rel: tap-major indices relative to base);
+/// else (base < 0) gathered (idx). The multiplies and adds are the scalar
+/// loop's (rounded forms, which are never contracted into fused
+/// multiply-adds), so the bits are the same.
+__attribute__((target("avx512f"))) void blendRowAvx512(const float *tmp, int64_t wIn,
+                                                       int64_t wOut, int64_t taps,
+                                                       const int32_t *base, const int32_t *rel,
+                                                       const int32_t *idx, const float *w,
+                                                       float *row) {
+  const __m512 zero = _mm512_setzero_ps();
+  for (int64_t ox = 0; ox < wOut; ox += 16) {
+    const __mmask16 m = wOut - ox >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (wOut - ox)) - 1);
+    const int64_t b = base[ox / 16];
+    __m512 window = zero;
+    if (b >= 0) {
+      const int64_t avail = wIn - b;
+      window = _mm512_maskz_loadu_ps(avail >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << avail) - 1),
+                                     tmp + b);
+    }
+    __m512 acc = zero;
+    for (int64_t k = 0; k < taps; ++k) {
+      const __m512 t =
+          b >= 0 ? _mm512_mask_permutexvar_ps(zero, m, _mm512_maskz_loadu_epi32(m, rel + k * wOut + ox),
+                                              window)
+                 : _mm512_mask_i32gather_ps(zero, m, _mm512_maskz_loadu_epi32(m, idx + k * wOut + ox),
+                                            tmp, 4);
+      const __m512 p = _mm512_mask_mul_round_ps(zero, m, _mm512_maskz_loadu_ps(m, w + k * wOut + ox),
+                                                t, _MM_FROUND_CUR_DIRECTION);
+      acc = _mm512_mask_add_round_ps(zero, m, acc, p, _MM_FROUND_CUR_DIRECTION);
+    }
+    _mm512_mask_storeu_ps(row + ox, m, acc);
+  }
+}
+#endif
+
 /// The common image case of blendAxis over the last two axes (float, both
 /// resized, no extrapolation): per output row, the input row blend of the
 /// first pass is computed into `tmp` and the second pass reads it at once,
 /// with the same operations in the same order as the two passes, so the
 /// same bits; but without the full-size copies and intermediate between them.
+/// The second pass's taps are laid out tap-major in 32-bit indices and float
+/// weights once. Large resizes run bands of output rows (across all planes)
+/// as tasks, every row the same operations on any thread.
 void blendLastTwo(const float *x, float *y, int64_t planes, int64_t hIn, int64_t wIn,
                   int64_t hOut, int64_t wOut, const AxisTable &th, const AxisTable &tw) {
-  std::vector<float> tmp(static_cast<size_t>(wIn));
-  for (int64_t pl = 0; pl < planes; ++pl) {
-    const float *s = x + pl * hIn * wIn;
-    float *d = y + pl * hOut * wOut;
-    for (int64_t oy = 0; oy < hOut; ++oy) {
-      const int64_t *idx = &th.idx[static_cast<size_t>(oy * th.taps)];
-      const double *w = &th.weight[static_cast<size_t>(oy * th.taps)];
-      std::fill(tmp.begin(), tmp.end(), 0.0f);
-      for (int64_t k = 0; k < th.taps; ++k) {
-        float wk = static_cast<float>(w[k]);
-        if (wk == 0.0f)
-          continue;
-        const float *srow = s + idx[k] * wIn;
-        for (int64_t i = 0; i < wIn; ++i)
-          tmp[static_cast<size_t>(i)] += wk * srow[i];
+  const int64_t taps = tw.taps;
+  std::vector<int32_t> idx(static_cast<size_t>(taps * wOut));
+  std::vector<float> weight(idx.size());
+  for (int64_t ox = 0; ox < wOut; ++ox)
+    for (int64_t k = 0; k < taps; ++k) {
+      idx[static_cast<size_t>(k * wOut + ox)] =
+          static_cast<int32_t>(tw.idx[static_cast<size_t>(ox * taps + k)]);
+      weight[static_cast<size_t>(k * wOut + ox)] =
+          static_cast<float>(tw.weight[static_cast<size_t>(ox * taps + k)]);
+    }
+#ifdef ONNXSLIM_RESIZE_AVX512
+  const bool avx512 = gemmEngineIsAvx512() && wIn <= std::numeric_limits<int32_t>::max();
+  // Per step of 16 outputs: the first input its taps read, when they all
+  // lie within 16 of it (else -1), and the taps' indices relative to it.
+  std::vector<int32_t> base(static_cast<size_t>((wOut + 15) / 16), -1), rel(idx.size());
+  for (int64_t c = 0; avx512 && c < (wOut + 15) / 16; ++c) {
+    const int64_t o0 = 16 * c, o1 = std::min(wOut, o0 + 16);
+    int32_t lo = std::numeric_limits<int32_t>::max(), hi = 0;
+    for (int64_t k = 0; k < taps; ++k)
+      for (int64_t ox = o0; ox < o1; ++ox) {
+        lo = std::min(lo, idx[static_cast<size_t>(k * wOut + ox)]);
+        hi = std::max(hi, idx[static_cast<size_t>(k * wOut + ox)]);
       }
-      float *row = d + oy * wOut;
-      for (int64_t ox = 0; ox < wOut; ++ox) {
-        const int64_t *ix = &tw.idx[static_cast<size_t>(ox * tw.taps)];
-        const double *wx = &tw.weight[static_cast<size_t>(ox * tw.taps)];
-        float acc = 0;
-        for (int64_t k = 0; k < tw.taps; ++k)
-          acc += static_cast<float>(wx[k]) * tmp[static_cast<size_t>(ix[k])];
-        row[ox] = acc;
+    if (hi - lo >= 16)
+      continue;
+    base[static_cast<size_t>(c)] = lo;
+    for (int64_t k = 0; k < taps; ++k)
+      for (int64_t ox = o0; ox < o1; ++ox)
+        rel[static_cast<size_t>(k * wOut + ox)] = idx[static_cast<size_t>(k * wOut + ox)] - lo;
+  }
+#endif
+  // Rows [r0, r1) of every plane.
+  auto rows = [&](int64_t r0, int64_t r1) {
+    thread_local std::vector<float> tmp;
+    tmp.resize(static_cast<size_t>(wIn));
+    for (int64_t pl = 0; pl < planes; ++pl) {
+      const float *s = x + pl * hIn * wIn;
+      float *d = y + pl * hOut * wOut;
+      for (int64_t oy = r0; oy < r1; ++oy) {
+        const int64_t *iy = &th.idx[static_cast<size_t>(oy * th.taps)];
+        const double *w = &th.weight[static_cast<size_t>(oy * th.taps)];
+        std::fill(tmp.begin(), tmp.end(), 0.0f);
+        for (int64_t k = 0; k < th.taps; ++k) {
+          float wk = static_cast<float>(w[k]);
+          if (wk == 0.0f)
+            continue;
+          const float *srow = s + iy[k] * wIn;
+          for (int64_t i = 0; i < wIn; ++i)
+            tmp[static_cast<size_t>(i)] += wk * srow[i];
+        }
+        float *row = d + oy * wOut;
+#ifdef ONNXSLIM_RESIZE_AVX512
+        if (avx512) {
+          blendRowAvx512(tmp.data(), wIn, wOut, taps, base.data(), rel.data(), idx.data(),
+                         weight.data(), row);
+          continue;
+        }
+#endif
+        for (int64_t ox = 0; ox < wOut; ++ox) {
+          float acc = 0;
+          for (int64_t k = 0; k < taps; ++k)
+            acc += weight[static_cast<size_t>(k * wOut + ox)] *
+                   tmp[static_cast<size_t>(idx[static_cast<size_t>(k * wOut + ox)])];
+          row[ox] = acc;
+        }
       }
     }
-  }
+  };
+  const int threads = threadCount();
+  const int64_t bands =
+      std::min<int64_t>(4 * threads, planes * hOut * wOut / kBlendMinTaskElements);
+  if (threads > 1 && !insideParallelTask() && bands >= 2 && hOut >= bands)
+    parallelFor(bands, [&](int64_t b) { rows(hOut * b / bands, hOut * (b + 1) / bands); });
+  else
+    rows(0, hOut);
 }
 
 template <typename T> Status runResize(KernelContext &ctx, const Tensor &x, const ResizeSpec &spec) {
