@@ -202,7 +202,8 @@ namespace {
 /// maxEvenFloats with AVX-512: 16 outputs a step from 31 floats (two loads,
 /// the second masked to 15, so no step reads past src[2(n-1)]).
 __attribute__((target("avx512f"))) void maxEvenAvx512(const float *src, int64_t n, float *y) {
-  const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i evens =
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   for (int64_t i = 0; i < n; i += 16) {
     const int64_t left = 2 * (n - i) - 1; // floats of src still wanted
     const __mmask16 lo = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);

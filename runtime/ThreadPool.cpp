@@ -8,8 +8,9 @@
 // output rows, then the next one's): the data one task writes is read by
 // the next job's task on that core, from its own caches (on the bench
 // machine the two cores are in different core complexes, and a line
-// written on one costs the other a trip across the fabric). The poster waits until every claimed task has
-// finished and every worker has left the job (so the next job's fields are
+// written on one costs the other a trip across the fabric). The poster
+// waits until every claimed task has finished and every worker has left
+// the job (so the next job's fields are
 // never read half-set, and no stale index is claimed against them). One job
 // at a time: a parallelFor posted while another runs (from a task, or from a
 // second thread of the embedding program) runs its tasks inline.

@@ -572,13 +572,12 @@ __attribute__((target("avx512f"))) void blendRowAvx512(const float *tmp, int64_t
     }
     __m512 acc = zero;
     for (int64_t k = 0; k < taps; ++k) {
+      const int64_t at = k * wOut + ox;
       const __m512 t =
-          b >= 0 ? _mm512_mask_permutexvar_ps(zero, m, _mm512_maskz_loadu_epi32(m, rel + k * wOut + ox),
-                                              window)
-                 : _mm512_mask_i32gather_ps(zero, m, _mm512_maskz_loadu_epi32(m, idx + k * wOut + ox),
-                                            tmp, 4);
-      const __m512 p = _mm512_mask_mul_round_ps(zero, m, _mm512_maskz_loadu_ps(m, w + k * wOut + ox),
-                                                t, _MM_FROUND_CUR_DIRECTION);
+          b >= 0 ? _mm512_mask_permutexvar_ps(zero, m, _mm512_maskz_loadu_epi32(m, rel + at), window)
+                 : _mm512_mask_i32gather_ps(zero, m, _mm512_maskz_loadu_epi32(m, idx + at), tmp, 4);
+      const __m512 wk = _mm512_maskz_loadu_ps(m, w + at);
+      const __m512 p = _mm512_mask_mul_round_ps(zero, m, wk, t, _MM_FROUND_CUR_DIRECTION);
       acc = _mm512_mask_add_round_ps(zero, m, acc, p, _MM_FROUND_CUR_DIRECTION);
     }
     _mm512_mask_storeu_ps(row + ox, m, acc);

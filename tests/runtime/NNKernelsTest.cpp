@@ -851,7 +851,8 @@ TEST(ThreadPool, RunsEveryTaskOnceAndNestsInline) {
       std::vector<std::atomic<int>> once(static_cast<size_t>(n));
       parallelFor(n, [&](int64_t i) { once[static_cast<size_t>(i)]++; });
       for (size_t i = 0; i < once.size(); ++i)
-        ASSERT_EQ(once[i].load(), 1) << "task " << i << " of " << n << ", " << threads << " threads";
+        ASSERT_EQ(once[i].load(), 1)
+            << "task " << i << " of " << n << ", " << threads << " threads";
     }
   }
   setThreadCount(0);
