@@ -85,24 +85,6 @@ template <typename T> struct Engine {
 // Small vector helpers (xsimd body, scalar tail)
 //===----------------------------------------------------------------------===//
 
-/// Returns sum_i x[i] * y[i].
-template <typename T> T dot(const T *x, const T *y, int64_t n) {
-  constexpr int64_t W = static_cast<int64_t>(Batch<T>::size);
-  Batch<T> acc0(T(0)), acc1(T(0));
-  int64_t i = 0;
-  for (; i + 2 * W <= n; i += 2 * W) {
-    acc0 = xsimd::fma(Batch<T>::load_unaligned(x + i), Batch<T>::load_unaligned(y + i), acc0);
-    acc1 = xsimd::fma(Batch<T>::load_unaligned(x + i + W), Batch<T>::load_unaligned(y + i + W),
-                      acc1);
-  }
-  for (; i + W <= n; i += W)
-    acc0 = xsimd::fma(Batch<T>::load_unaligned(x + i), Batch<T>::load_unaligned(y + i), acc0);
-  T sum = xsimd::hadd(acc0 + acc1);
-  for (; i < n; ++i)
-    sum += x[i] * y[i];
-  return sum;
-}
-
 /// y[i] += a * x[i].
 template <typename T> void axpy(T a, const T *x, T *y, int64_t n) {
   constexpr int64_t W = static_cast<int64_t>(Batch<T>::size);
@@ -607,42 +589,6 @@ template <typename T> Engine<T> engineFor(Isa isa) {
 // Drivers
 //===----------------------------------------------------------------------===//
 
-/// op(A) is 1 x K or op(B) is K x 1: a matrix-vector product without packing.
-template <typename T>
-void gemv(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha, const T *A,
-          int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc) {
-  AlignedVector<T> vec(static_cast<size_t>(K));
-  if (N == 1) {
-    // x[k] = op(B)(k, 0).
-    for (int64_t k = 0; k < K; ++k)
-      vec[k] = transB ? B[k] : B[k * ldb];
-    AlignedVector<T> y(static_cast<size_t>(M), T(0));
-    if (!transA) {
-      for (int64_t i = 0; i < M; ++i)
-        y[i] = dot(A + i * lda, vec.data(), K);
-    } else {
-      for (int64_t k = 0; k < K; ++k)
-        axpy(vec[k], A + k * lda, y.data(), M);
-    }
-    for (int64_t i = 0; i < M; ++i)
-      C[i * ldc] = alpha * y[i] + (beta == T(0) ? T(0) : beta * C[i * ldc]);
-    return;
-  }
-  // M == 1: a[k] = op(A)(0, k).
-  for (int64_t k = 0; k < K; ++k)
-    vec[k] = transA ? A[k * lda] : A[k];
-  AlignedVector<T> y(static_cast<size_t>(N), T(0));
-  if (!transB) {
-    for (int64_t k = 0; k < K; ++k)
-      axpy(vec[k], B + k * ldb, y.data(), N);
-  } else {
-    for (int64_t j = 0; j < N; ++j)
-      y[j] = dot(B + j * ldb, vec.data(), K);
-  }
-  for (int64_t j = 0; j < N; ++j)
-    C[j] = alpha * y[j] + (beta == T(0) ? T(0) : beta * C[j]);
-}
-
 //===----------------------------------------------------------------------===//
 // Few columns: dot products, no packing
 //===----------------------------------------------------------------------===//
@@ -733,6 +679,41 @@ void dotRows(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda, const T *
   case 7: return go.template operator()<7>();
   default: return go.template operator()<8>();
   }
+}
+
+/// op(A) is 1 x K or op(B) is K x 1: a matrix-vector product without packing
+/// (dot products of rows through dotRows when they are contiguous).
+template <typename T>
+void gemv(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha, const T *A,
+          int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc) {
+  AlignedVector<T> vec(static_cast<size_t>(K));
+  if (N == 1) {
+    // x[k] = op(B)(k, 0).
+    for (int64_t k = 0; k < K; ++k)
+      vec[k] = transB ? B[k] : B[k * ldb];
+    AlignedVector<T> y(static_cast<size_t>(M), T(0));
+    if (!transA) {
+      dotRows(M, 1, K, A, lda, vec.data(), K, y.data(), 1);
+    } else {
+      for (int64_t k = 0; k < K; ++k)
+        axpy(vec[k], A + k * lda, y.data(), M);
+    }
+    for (int64_t i = 0; i < M; ++i)
+      C[i * ldc] = alpha * y[i] + (beta == T(0) ? T(0) : beta * C[i * ldc]);
+    return;
+  }
+  // M == 1: a[k] = op(A)(0, k).
+  for (int64_t k = 0; k < K; ++k)
+    vec[k] = transA ? A[k * lda] : A[k];
+  AlignedVector<T> y(static_cast<size_t>(N), T(0));
+  if (!transB) {
+    for (int64_t k = 0; k < K; ++k)
+      axpy(vec[k], B + k * ldb, y.data(), N);
+  } else {
+    dotRows(N, 1, K, B, ldb, vec.data(), K, y.data(), 1);
+  }
+  for (int64_t j = 0; j < N; ++j)
+    C[j] = alpha * y[j] + (beta == T(0) ? T(0) : beta * C[j]);
 }
 
 /// The product for op(B) of at most kFewColumns columns and A not
