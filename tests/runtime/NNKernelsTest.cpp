@@ -414,6 +414,19 @@ TEST(ConvKernel, DirectPathMatchesNaive) {
                    41, "direct conv");
 }
 
+/// Depthwise rows with kernel taps in the padding rows skip those taps
+/// (short planes, tall kernels): rows of a 2-row plane under a 5x5 kernel,
+/// rows whose every tap is in the padding (bias alone), a channel
+/// multiplier with strides and dilations, on every engine.
+TEST(ConvKernel, DepthwiseRowsSkippingPaddingTapsMatchNaive) {
+  forEachEngine([] {
+    checkConvConfigs({{1, 8, 8, 8, {2, 96}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}},
+                      {1, 4, 4, 4, {2, 70}, {3, 3}, {1, 1}, {1, 1}, {3, 1, 3, 1}},
+                      {2, 3, 6, 3, {5, 80}, {3, 3}, {2, 1}, {2, 1}, {2, 1, 1, 1}}},
+                     47, "depthwise conv");
+  });
+}
+
 /// At most kFewColumns output positions per image: dot products of the
 /// filters with the gathered receptive fields (convFewColumns): a 1-D frame
 /// as in a VAD encoder, strided and padded 2-D maps, groups, a 3-D one.
