@@ -655,7 +655,9 @@ int main(int argc, char **argv) {
   run->add_option("model", runArgs.model, "Model")->required();
   run->add_option("--output-dir", runArgs.outputDir, "Where <output name>.pb files go (default: .)");
   run->add_flag("-q,--quiet", runArgs.quiet, "Do not list the outputs");
-  run->add_option("--bench", runArgs.benchRuns, "Then run N more times and print the median latency");
+  run->add_option("--bench", runArgs.benchRuns,
+                  "Then run twice to warm up and N more times, and print the median latency")
+      ->check(CLI::NonNegativeNumber);
   run->add_flag("--profile", runArgs.profile, "Print the time spent in each op type");
   run->add_flag("-O,--optimize", runArgs.optimize,
                "First optimize the model in memory with the default pipeline (as a runtime "
