@@ -106,4 +106,19 @@ template <typename F> void parallelSpans(int64_t n, int64_t align, F &&span) {
 }
 
 
+/// Given `rows` output rows and at most `maxBands` bands worth cutting them
+/// into, Execute: calls band(r0, r1) over consecutive row ranges covering
+/// [0, rows): at most four per thread on the pool when that leaves two or
+/// more (outside a task), else once over all of them. Kernels that cut
+/// their output rows this way (across all planes) keep each core on the
+/// rows the convolutions before them wrote there.
+template <typename F> void parallelRowBands(int64_t rows, int64_t maxBands, F &&band) {
+  const int threads = threadCount();
+  const int64_t bands = std::min<int64_t>({int64_t{4} * threads, maxBands, rows});
+  if (threads > 1 && bands >= 2 && !insideParallelTask())
+    parallelFor(bands, [&](int64_t b) { band(rows * b / bands, rows * (b + 1) / bands); });
+  else if (rows > 0)
+    band(int64_t{0}, rows);
+}
+
 } // namespace onnxslim::rt

@@ -151,12 +151,7 @@ void rowwisePool(const C *x, C *y, int64_t planes, const Window::Dims3 &g, const
       }
     }
   };
-  const int threads = threadCount();
-  const int64_t bands = std::min<int64_t>(4 * threads, gridRows);
-  if (threads > 1 && !insideParallelTask() && planes * inS >= kPoolSplitElements && bands > 1)
-    parallelFor(bands, [&](int64_t b) { rows(gridRows * b / bands, gridRows * (b + 1) / bands); });
-  else
-    rows(0, gridRows);
+  parallelRowBands(gridRows, planes * inS >= kPoolSplitElements ? gridRows : 1, rows);
 }
 
 /// Reads kernel_shape and computes the pooling window over X's spatial dims.

@@ -543,7 +543,8 @@ void applyExtrapolation(C *y, const std::vector<int64_t> &dims,
   }
 }
 
-/// Output rows of blendLastTwo per task at least (each task blends its own).
+/// Output elements of blendLastTwo per task at least (each task blends its
+/// own rows).
 constexpr int64_t kBlendMinTaskElements = int64_t{1} << 14;
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -606,7 +607,7 @@ void blendLastTwo(const float *x, float *y, int64_t planes, int64_t hIn, int64_t
           static_cast<float>(tw.weight[static_cast<size_t>(ox * taps + k)]);
     }
 #ifdef ONNXSLIM_RESIZE_AVX512
-  const bool avx512 = gemmEngineIsAvx512() && wIn <= std::numeric_limits<int32_t>::max();
+  const bool avx512 = gemmEngineIsAvx512();
   // Per step of 16 outputs: the first input its taps read, when they all
   // lie within 16 of it (else -1), and the taps' indices relative to it.
   std::vector<int32_t> base(static_cast<size_t>((wOut + 15) / 16), -1), rel(idx.size());
@@ -663,13 +664,7 @@ void blendLastTwo(const float *x, float *y, int64_t planes, int64_t hIn, int64_t
       }
     }
   };
-  const int threads = threadCount();
-  const int64_t bands =
-      std::min<int64_t>(4 * threads, planes * hOut * wOut / kBlendMinTaskElements);
-  if (threads > 1 && !insideParallelTask() && bands >= 2 && hOut >= bands)
-    parallelFor(bands, [&](int64_t b) { rows(hOut * b / bands, hOut * (b + 1) / bands); });
-  else
-    rows(0, hOut);
+  parallelRowBands(hOut, planes * hOut * wOut / kBlendMinTaskElements, rows);
 }
 
 template <typename T> Status runResize(KernelContext &ctx, const Tensor &x, const ResizeSpec &spec) {
@@ -713,7 +708,9 @@ template <typename T> Status runResize(KernelContext &ctx, const Tensor &x, cons
     std::memcpy(out->data(), data.data(), data.size() * sizeof(W));
   } else if (std::is_same_v<T, float> && r >= 2 && active[r - 2] && active[r - 1] &&
              !tables[r - 2].anyOutside && !tables[r - 1].anyOutside &&
-             std::count(active.begin(), active.end(), true) == 2) {
+             std::count(active.begin(), active.end(), true) == 2 &&
+             spec.inDims[r - 1] <= std::numeric_limits<int32_t>::max()) {
+    // (blendLastTwo indexes an input row with 32-bit offsets.)
     blendLastTwo(reinterpret_cast<const float *>(in.data()), reinterpret_cast<float *>(out->data()),
                  product(spec.inDims, 0, r - 2), spec.inDims[r - 2], spec.inDims[r - 1],
                  spec.outDims[r - 2], spec.outDims[r - 1], tables[r - 2], tables[r - 1]);
