@@ -54,4 +54,9 @@ void addFloats(float *p, const float *z, int64_t n);
 /// as the MaxPool kernel orders it: a NaN tap leaves y alone).
 void maxEvenFloats(const float *src, int64_t n, float *y);
 
+/// Given src[0 .. 2(n-1)], Execute: y[i] = src[2i] for i < n (AVX-512
+/// where the GEMM engine is; reads nothing past src[2(n-1)]). The column
+/// phases of stride-2 convolutions.
+void gatherEvenFloats(const float *src, int64_t n, float *y);
+
 } // namespace onnxslim::rt

@@ -644,8 +644,17 @@ __attribute__((target("avx512f"))) void dotRowsAvx512(int64_t M, int64_t K, cons
 #pragma GCC unroll 8
     for (int j = 0; j < N; ++j)
       acc[j] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < K; k += 16) {
-      const __mmask16 m = K - k >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (K - k)) - 1);
+    // Plain loads before the masked tail (masked ones stall longer on
+    // cache misses).
+    int64_t k = 0;
+    for (; k + 16 <= K; k += 16) {
+      const __m512 av = _mm512_loadu_ps(a + k);
+#pragma GCC unroll 8
+      for (int j = 0; j < N; ++j)
+        acc[j] = _mm512_fmadd_ps(av, _mm512_loadu_ps(Bt + j * ldbt + k), acc[j]);
+    }
+    if (k < K) {
+      const __mmask16 m = __mmask16((1u << (K - k)) - 1);
       const __m512 av = _mm512_maskz_loadu_ps(m, a + k);
 #pragma GCC unroll 8
       for (int j = 0; j < N; ++j)
@@ -892,10 +901,29 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
 // Multi-tap row kernel (direct convolution rows)
 //===----------------------------------------------------------------------===//
 
-/// y[i] = bias + sum_t w[t] * src[t][i] for i < n, accumulating the taps in
-/// order from zero and adding the bias last.
+/// x < lo ? lo : x, then > hi ? hi : that (NaN passes), when clamping.
+template <typename T> inline T clampScalar(T x, const StoreClamp *clamp) {
+  if (!clamp)
+    return x;
+  const T lo = static_cast<T>(clamp->lo), hi = static_cast<T>(clamp->hi);
+  x = x < lo ? lo : x;
+  return x > hi ? hi : x;
+}
+
+template <typename B> inline B clampBatch(B x, const StoreClamp *clamp) {
+  if (!clamp)
+    return x;
+  using T = typename B::value_type;
+  const B lo(static_cast<T>(clamp->lo)), hi(static_cast<T>(clamp->hi));
+  x = xsimd::select(x < lo, lo, x);
+  return xsimd::select(x > hi, hi, x);
+}
+
+/// y[i] = clamp(bias + sum_t w[t] * src[t][i]) for i < n, accumulating the
+/// taps in order from zero, adding the bias last, then clamping (if asked).
 template <typename T>
-void multiTapBaseline(int64_t n, int64_t taps, const T *const *src, const T *w, T bias, T *y) {
+void multiTapBaseline(int64_t n, int64_t taps, const T *const *src, const T *w, T bias,
+                      const StoreClamp *clamp, T *y) {
   using B = Batch<T>;
   constexpr int64_t W = static_cast<int64_t>(B::size);
   int64_t i = 0;
@@ -903,20 +931,37 @@ void multiTapBaseline(int64_t n, int64_t taps, const T *const *src, const T *w, 
     B acc(T(0));
     for (int64_t t = 0; t < taps; ++t)
       acc = xsimd::fma(B(w[t]), B::load_unaligned(src[t] + i), acc);
-    (acc + B(bias)).store_unaligned(y + i);
+    clampBatch(acc + B(bias), clamp).store_unaligned(y + i);
   }
   for (; i < n; ++i) {
     T acc = 0;
     for (int64_t t = 0; t < taps; ++t)
       acc += w[t] * src[t][i];
-    y[i] = acc + bias;
+    y[i] = clampScalar(acc + bias, clamp);
   }
 }
 
 #ifdef ONNXSLIM_GEMM_X86
+__attribute__((target("avx2,fma"))) inline __m256 clampAvx2(__m256 x, const StoreClamp *clamp) {
+  if (!clamp)
+    return x;
+  const __m256 lo = _mm256_set1_ps(clamp->lo), hi = _mm256_set1_ps(clamp->hi);
+  x = _mm256_blendv_ps(x, lo, _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+  return _mm256_blendv_ps(x, hi, _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
+}
+
+__attribute__((target("avx512f"))) inline __m512 clampAvx512(__m512 x, const StoreClamp *clamp) {
+  if (!clamp)
+    return x;
+  const __m512 lo = _mm512_set1_ps(clamp->lo), hi = _mm512_set1_ps(clamp->hi);
+  x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), x, lo);
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ), x, hi);
+}
+
 __attribute__((target("avx2,fma"))) void multiTapAvx2(int64_t n, int64_t taps,
                                                       const float *const *src, const float *w,
-                                                      float bias, float *y) {
+                                                      float bias, const StoreClamp *clamp,
+                                                      float *y) {
   int64_t i = 0;
   __m256 bv = _mm256_set1_ps(bias);
   for (; i + 16 <= n; i += 16) {
@@ -926,20 +971,21 @@ __attribute__((target("avx2,fma"))) void multiTapAvx2(int64_t n, int64_t taps,
       a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(src[t] + i), a0);
       a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(src[t] + i + 8), a1);
     }
-    _mm256_storeu_ps(y + i, _mm256_add_ps(a0, bv));
-    _mm256_storeu_ps(y + i + 8, _mm256_add_ps(a1, bv));
+    _mm256_storeu_ps(y + i, clampAvx2(_mm256_add_ps(a0, bv), clamp));
+    _mm256_storeu_ps(y + i + 8, clampAvx2(_mm256_add_ps(a1, bv), clamp));
   }
   for (; i < n; ++i) {
     float acc = 0;
     for (int64_t t = 0; t < taps; ++t)
       acc = std::fma(w[t], src[t][i], acc);
-    y[i] = acc + bias;
+    y[i] = clampScalar(acc + bias, clamp);
   }
 }
 
 __attribute__((target("avx512f"))) void multiTapAvx512(int64_t n, int64_t taps,
                                                        const float *const *src, const float *w,
-                                                       float bias, float *y) {
+                                                       float bias, const StoreClamp *clamp,
+                                                       float *y) {
   int64_t i = 0;
   __m512 bv = _mm512_set1_ps(bias);
   for (; i + 32 <= n; i += 32) {
@@ -949,15 +995,15 @@ __attribute__((target("avx512f"))) void multiTapAvx512(int64_t n, int64_t taps,
       a0 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(src[t] + i), a0);
       a1 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(src[t] + i + 16), a1);
     }
-    _mm512_storeu_ps(y + i, _mm512_add_ps(a0, bv));
-    _mm512_storeu_ps(y + i + 16, _mm512_add_ps(a1, bv));
+    _mm512_storeu_ps(y + i, clampAvx512(_mm512_add_ps(a0, bv), clamp));
+    _mm512_storeu_ps(y + i + 16, clampAvx512(_mm512_add_ps(a1, bv), clamp));
   }
   for (; i < n; i += 16) {
     __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
     __m512 a0 = _mm512_setzero_ps();
     for (int64_t t = 0; t < taps; ++t)
       a0 = _mm512_fmadd_ps(_mm512_set1_ps(w[t]), _mm512_maskz_loadu_ps(m, src[t] + i), a0);
-    _mm512_mask_storeu_ps(y + i, m, _mm512_add_ps(a0, bv));
+    _mm512_mask_storeu_ps(y + i, m, clampAvx512(_mm512_add_ps(a0, bv), clamp));
   }
 }
 
@@ -966,7 +1012,7 @@ __attribute__((target("avx512f"))) void multiTapAvx512(int64_t n, int64_t taps,
 template <int TAPS>
 __attribute__((target("avx512f"))) void multiTapAvx512Fixed(int64_t n, const float *const *src,
                                                             const float *w, float bias,
-                                                            float *y) {
+                                                            const StoreClamp *clamp, float *y) {
   __m512 wv[TAPS];
   const float *s[TAPS];
   for (int t = 0; t < TAPS; ++t) {
@@ -982,8 +1028,8 @@ __attribute__((target("avx512f"))) void multiTapAvx512Fixed(int64_t n, const flo
       a0 = _mm512_fmadd_ps(wv[t], _mm512_loadu_ps(s[t] + i), a0);
       a1 = _mm512_fmadd_ps(wv[t], _mm512_loadu_ps(s[t] + i + 16), a1);
     }
-    _mm512_storeu_ps(y + i, _mm512_add_ps(a0, bv));
-    _mm512_storeu_ps(y + i + 16, _mm512_add_ps(a1, bv));
+    _mm512_storeu_ps(y + i, clampAvx512(_mm512_add_ps(a0, bv), clamp));
+    _mm512_storeu_ps(y + i + 16, clampAvx512(_mm512_add_ps(a1, bv), clamp));
   }
   for (; i < n; i += 16) {
     __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
@@ -991,7 +1037,7 @@ __attribute__((target("avx512f"))) void multiTapAvx512Fixed(int64_t n, const flo
 #pragma GCC unroll 32
     for (int t = 0; t < TAPS; ++t)
       a0 = _mm512_fmadd_ps(wv[t], _mm512_maskz_loadu_ps(m, s[t] + i), a0);
-    _mm512_mask_storeu_ps(y + i, m, _mm512_add_ps(a0, bv));
+    _mm512_mask_storeu_ps(y + i, m, clampAvx512(_mm512_add_ps(a0, bv), clamp));
   }
 }
 #endif
@@ -1192,6 +1238,10 @@ constexpr int64_t kDirectSlice = 256;
 
 } // namespace
 
+int64_t directColumnTile() { return directEngine().NR; }
+
+int64_t directRowTile() { return directEngine().MR; }
+
 int64_t directFilterElements(int64_t M, int64_t K) {
   const int64_t MR = directEngine().MR;
   return (M + MR - 1) / MR * MR * K;
@@ -1340,30 +1390,30 @@ void gemmFewColumns(int64_t M, int64_t N, int64_t K, const double *A, int64_t ld
 }
 
 void multiTapRow(int64_t n, int64_t taps, const float *const *src, const float *w, float bias,
-                 float *y) {
+                 float *y, const StoreClamp *clamp) {
 #ifdef ONNXSLIM_GEMM_X86
   switch (currentIsa().load()) {
   case Isa::Avx512:
     // The common depthwise kernels (3, 3x3, 5x5) get unrolled versions.
     if (taps == 9)
-      return multiTapAvx512Fixed<9>(n, src, w, bias, y);
+      return multiTapAvx512Fixed<9>(n, src, w, bias, clamp, y);
     if (taps == 25)
-      return multiTapAvx512Fixed<25>(n, src, w, bias, y);
+      return multiTapAvx512Fixed<25>(n, src, w, bias, clamp, y);
     if (taps == 3)
-      return multiTapAvx512Fixed<3>(n, src, w, bias, y);
-    return multiTapAvx512(n, taps, src, w, bias, y);
+      return multiTapAvx512Fixed<3>(n, src, w, bias, clamp, y);
+    return multiTapAvx512(n, taps, src, w, bias, clamp, y);
   case Isa::Avx2:
-    return multiTapAvx2(n, taps, src, w, bias, y);
+    return multiTapAvx2(n, taps, src, w, bias, clamp, y);
   case Isa::Baseline:
     break;
   }
 #endif
-  multiTapBaseline(n, taps, src, w, bias, y);
+  multiTapBaseline(n, taps, src, w, bias, clamp, y);
 }
 
 void multiTapRow(int64_t n, int64_t taps, const double *const *src, const double *w, double bias,
-                 double *y) {
-  multiTapBaseline(n, taps, src, w, bias, y);
+                 double *y, const StoreClamp *clamp) {
+  multiTapBaseline(n, taps, src, w, bias, clamp, y);
 }
 
 bool setGemmEngine(const char *name) {

@@ -58,15 +58,18 @@ void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, double alpha, con
                  int64_t lda, const double *Bp, int64_t panelWidth, double beta, double *C,
                  int64_t ldc, const double *rowBias = nullptr, int64_t sliceColumns = 0);
 
+struct StoreClamp;
+
 /// Given `taps` input rows (src[t][i] is tap t's input for output i) and
 /// their weights, Execute: y[i] = sum_t w[t] * src[t][i] + bias for i < n,
 /// the taps accumulated in order from zero (fused multiply-adds where the
-/// engine has them) and the bias added last. The row step of direct
-/// (depthwise) convolution; same run-time dispatch as the GEMM engine.
+/// engine has them), the bias added last, then the clamp applied when given
+/// (see StoreClamp). The row step of direct (depthwise) convolution; same
+/// run-time dispatch as the GEMM engine.
 void multiTapRow(int64_t n, int64_t taps, const float *const *src, const float *w, float bias,
-                 float *y);
+                 float *y, const StoreClamp *clamp = nullptr);
 void multiTapRow(int64_t n, int64_t taps, const double *const *src, const double *w, double bias,
-                 double *y);
+                 double *y, const StoreClamp *clamp = nullptr);
 
 /// Columns of op(B) up to which a product takes dot products instead of
 /// packing (sgemm with A not transposed, and gemmFewColumns).
@@ -118,6 +121,15 @@ void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B
 
 /// Elements past the last virtual column that convProductDirect may read.
 constexpr int64_t kConvDirectSlack = 32;
+
+/// The column tile of convProductDirect's active engine: when `columns` is
+/// a multiple of it, B is read only below offsets[k] + columns.
+int64_t directColumnTile();
+
+/// The row tile of convProductDirect's active engine: packed filters start
+/// a panel every directRowTile() rows (row m0, a multiple of it, at
+/// packed + m0 * K).
+int64_t directRowTile();
 
 /// Given "baseline", "avx2" or "avx512", Execute: makes later calls use that
 /// micro-kernel family, Result: false (and no change) when the CPU lacks it.

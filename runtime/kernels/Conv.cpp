@@ -3,7 +3,9 @@
 // Convolutions over 1-D, 2-D and 3-D inputs (geometry padded to 3-D):
 //
 //  - Conv: groups, dilations, strides, pads, auto_pad. A 1x1 kernel with unit
-//    strides and no padding is one GEMM per (image, group) straight on X.
+//    strides and no padding is one GEMM per (image, group) straight on X,
+//    or, in float when it reduces channels or has at most 16 inputs, a
+//    direct product over X's planes (no packed copy of X; pointwiseDirect).
 //    Single-channel groups (depthwise, with a channel multiplier up to 4)
 //    run a direct loop over a zero-padded copy of each input plane, split
 //    by column phase for strided convolutions (PaddedPlan): one multiTapRow
@@ -346,19 +348,13 @@ bool planPadded(const Window::Dims3 &g, PaddedPlan &p) {
   return true;
 }
 
-/// dst[j] = src[2 * j] for j < n (SSE shuffles for float where available).
+/// dst[j] = src[2 * j] for j < n (gatherEvenFloats for float).
 template <typename C> inline void gatherEven(const C *src, int64_t n, C *dst) {
-  int64_t j = 0;
-#ifdef __SSE2__
-  if constexpr (std::is_same_v<C, float>)
-    // src[2j .. 2j+7] hold the next 4 wanted elements at even positions;
-    // the loads stay within src[0 .. 2(n-1)] while j + 4 < n.
-    for (; j + 4 < n; j += 4) {
-      __m128 a = _mm_loadu_ps(src + 2 * j), b = _mm_loadu_ps(src + 2 * j + 4);
-      _mm_storeu_ps(dst + j, _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
-    }
-#endif
-  for (; j < n; ++j)
+  if constexpr (std::is_same_v<C, float>) {
+    gatherEvenFloats(src, n, dst);
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j)
     dst[j] = src[2 * j];
 }
 
@@ -456,7 +452,14 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   const int64_t inS = g.in[1] * g.in[2], ow = g.out[2], oh = g.out[1], outS = oh * ow;
   const int64_t taps = g.kernel[1] * g.kernel[2], rowStep = g.strides[1] * p.rowPitch;
   const int64_t halo = p.rows - (oh - 1) * g.strides[1]; // padded rows one output row reads
+  const int64_t kh = g.kernel[1], kw = g.kernel[2];
   const bool fused = g.strides[1] == 1 && p.phases.size() == 1 && ow < kFuseWidth;
+  // A clamp alone is applied as the rows are stored; after a fused Add, the
+  // epilogue does both over each plane's rows.
+  // (Float only: StoreClamp's bounds are floats.)
+  const StoreClamp sc{static_cast<float>(epilogue.lo), static_cast<float>(epilogue.hi)};
+  const StoreClamp *clamp =
+      std::is_same_v<C, float> && epilogue.clamps && !epilogue.addend ? &sc : nullptr;
   // Output rows [oy0, oy1) of the outputs of input plane (n, ci).
   auto rows = [&](int64_t n, int64_t ci, int64_t oy0, int64_t oy1) {
     C *buf = scratch<C, 2>(((oy1 - oy0 - 1) * g.strides[1] + halo) * p.rowPitch);
@@ -477,7 +480,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
       if (fused) {
         for (int64_t t = 0; t < taps; ++t)
           ptrs[t] = buf + p.tapRel[t];
-        multiTapRow((oy1 - oy0 - 1) * p.rowPitch + ow, taps, ptrs, wk, b, tmp);
+        multiTapRow((oy1 - oy0 - 1) * p.rowPitch + ow, taps, ptrs, wk, b, tmp, clamp);
         for (int64_t oy = 0; oy < oy1 - oy0; ++oy)
           std::memcpy(yo + oy * ow, tmp + oy * p.rowPitch, sizeof(C) * static_cast<size_t>(ow));
       } else
@@ -486,21 +489,23 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
           // order: the sum is the same, and that much less work for short
           // planes with tall kernels).
           const C *base = buf + oy * rowStep;
-          const C *wr = wk;
+          const int64_t iy0 = (oy0 + oy) * g.strides[1] - g.padBegin[1];
           int64_t live = 0;
-          for (int64_t t = 0; t < taps; ++t) {
-            const int64_t iy = (oy0 + oy) * g.strides[1] + t / g.kernel[2] * g.dilations[1] -
-                               g.padBegin[1];
-            if (iy < 0 || iy >= g.in[1])
+          for (int64_t ky = 0, t = 0; ky < kh; ++ky) {
+            const int64_t iy = iy0 + ky * g.dilations[1];
+            if (iy < 0 || iy >= g.in[1]) {
+              t += kw;
               continue;
-            ptrs[live] = base + p.tapRel[t];
-            liveWeights[live++] = wk[t];
+            }
+            for (int64_t kx = 0; kx < kw; ++kx, ++t) {
+              ptrs[live] = base + p.tapRel[t];
+              liveWeights[live++] = wk[t];
+            }
           }
-          if (live < taps)
-            wr = liveWeights;
-          multiTapRow(ow, live, ptrs, wr, b, yo + oy * ow);
+          multiTapRow(ow, live, ptrs, live == taps ? wk : liveWeights, b, yo + oy * ow, clamp);
         }
-      epilogue(yo, (oy1 - oy0) * ow);
+      if (!clamp)
+        epilogue(yo, (oy1 - oy0) * ow);
     }
   };
   // Split once there is enough work, whatever its intensity: a depthwise
@@ -718,6 +723,78 @@ void convDirect(const float *x, const float *w, const float *bias, float *y, int
       band(t);
 }
 
+/// Whether a pointwise product of M output and K input channels per group
+/// runs as a direct product (pointwiseDirect) rather than a GEMM: when it
+/// reduces channels or has very few (measured on mlsd's layers: the GEMM's
+/// packing of B, a strided copy of the input, costs more than it saves
+/// there; expansions reuse each packed panel for many rows and keep it).
+bool pointwiseIsDirect(int64_t M, int64_t K, int64_t planeSize) {
+  return planeSize >= directColumnTile() && (M <= K || K <= 16);
+}
+
+/// Pointwise float convolution (1x1 kernel, unit strides, no padding) as a
+/// direct product over the input planes themselves (convProductDirect with
+/// one output row: row c of the product's B is plane c), with no packed
+/// copy of B. Tasks are pieces of whole column tiles (the product then
+/// reads nothing past a plane) times blocks of whole row panels when the
+/// pieces are too few for the threads; the last columns short of a tile go
+/// through the GEMM, the same columns whatever the thread count, and no
+/// column's result depends on its task.
+void pointwiseDirect(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                     int64_t Cin, int64_t M, int64_t group, int64_t planeSize,
+                     const Epilogue<float> &epilogue) {
+  const int64_t Cg = Cin / group, Mg = M / group, tile = directColumnTile();
+  const int64_t MR = directRowTile(), panels = (Mg + MR - 1) / MR;
+  const int64_t tiles = planeSize / tile, filterSize = directFilterElements(Mg, Cg);
+  float *filters = scratch<float, 4>(group * filterSize);
+  for (int64_t gi = 0; gi < group; ++gi)
+    packDirectFilters(Mg, Cg, w + gi * Mg * Cg, Cg, filters + gi * filterSize);
+  std::vector<int64_t> offsets(static_cast<size_t>(Cg));
+  for (int64_t c = 0; c < Cg; ++c)
+    offsets[static_cast<size_t>(c)] = c * planeSize;
+  const bool split = worthSplitting(N * M * Cg * planeSize, N * (Cin + M) * planeSize);
+  int64_t pieces = std::max<int64_t>(1, tiles * tile / kMinChunkColumns), blocks = 1;
+  if (split) {
+    pieces = std::max<int64_t>(pieces, 4 * threadCount());
+    pieces = std::clamp<int64_t>(pieces, 1,
+                                 std::max<int64_t>(1, tiles * tile / kMinThreadColumns));
+    blocks = std::clamp<int64_t>((4 * threadCount() + pieces - 1) / pieces, 1, panels);
+  } else
+    pieces = std::clamp<int64_t>(pieces, 1, std::max<int64_t>(1, tiles));
+  const bool clampInProduct = epilogue.clamps && !epilogue.addend;
+  const StoreClamp sc{epilogue.lo, epilogue.hi};
+  const int64_t perGroup = pieces * blocks, tasks = N * group * perGroup;
+  auto task = [&](int64_t k) {
+    const int64_t t = k % perGroup / blocks, bl = k % blocks;
+    const int64_t gi = k / perGroup % group, n = k / perGroup / group;
+    const int64_t j0 = tiles * t / pieces * tile, j1 = tiles * (t + 1) / pieces * tile;
+    const int64_t m0 = panels * bl / blocks * MR;
+    const int64_t m1 = std::min(Mg, panels * (bl + 1) / blocks * MR);
+    const float *xg = x + (n * Cin + gi * Cg) * planeSize;
+    float *yg = y + (n * M + gi * Mg + m0) * planeSize;
+    const float *bg = bias ? bias + gi * Mg + m0 : nullptr;
+    if (j1 > j0)
+      convProductDirect(m1 - m0, Cg, filters + gi * filterSize + m0 * Cg, xg + j0,
+                        offsets.data(), j1 - j0, j1 - j0, j1 - j0, yg + j0, planeSize, bg,
+                        clampInProduct ? &sc : nullptr);
+    // The columns short of a tile: the last piece's.
+    const int64_t end = t + 1 == pieces ? planeSize : j1;
+    if (end > j1)
+      sgemm(false, false, m1 - m0, end - j1, Cg, 1.0f, w + (gi * Mg + m0) * Cg, Cg, xg + j1,
+            planeSize, 0.0f, yg + j1, planeSize, bg);
+    if (epilogue.addend || (end > j1 && epilogue.clamps))
+      for (int64_t m = 0; m < m1 - m0; ++m) {
+        const int64_t from = epilogue.addend ? j0 : j1;
+        epilogue(yg + m * planeSize + from, end - from);
+      }
+  };
+  if (split && tasks > 1)
+    parallelFor(tasks, task);
+  else
+    for (int64_t k = 0; k < tasks; ++k)
+      task(k);
+}
+
 } // namespace
 
 template <typename C>
@@ -746,6 +823,11 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
   // GEMM adds it as it stores its last K slice (see sgemm's rowBias).
   auto biasOf = [&](int64_t gi) { return bias ? bias + gi * Mg : nullptr; };
   const int64_t rows = Cg * kS;
+  if constexpr (std::is_same_v<C, float>)
+    if (pointwise && pointwiseIsDirect(Mg, Cg, outS)) {
+      pointwiseDirect(x, w, bias, y, N, Cin, M, group, outS, epilogue);
+      return;
+    }
   if (pointwise) {
     // Column pieces: with a fused clamp, about kMinChunkColumns wide, so
     // that the clamp reads its piece of the output while it is still in
