@@ -4,9 +4,9 @@
 // with constant bounds into one step (the Conv clamps its output block by
 // block). The fused result must be bit-identical to the two nodes run apart
 // (here: the same graph with the Conv output also a graph output, which
-// keeps them apart), on pointwise, depthwise, direct and im2col geometries, with
-// NaN inputs, both Clip forms, and where fusion must not happen (bounds
-// computed at run time, a double Conv, a second reader).
+// keeps them apart), on pointwise (GEMM and direct), depthwise, direct and
+// im2col geometries, with NaN inputs, both Clip forms, and where fusion must
+// not happen (bounds computed at run time, a double Conv, a second reader).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Interpreter.h"
@@ -144,7 +144,11 @@ void expectSame(const ConvCase &c, const std::string &act, int64_t opset, uint32
 }
 
 const ConvCase kCases[] = {
-    {8, 16, 1, 1, 1, 0, 9, 11},  // pointwise: one GEMM
+    {8, 16, 1, 1, 1, 0, 9, 11},  // pointwise, few input channels: direct product + GEMM tail
+    {40, 24, 1, 1, 1, 0, 15, 37}, // pointwise, fewer outputs than inputs: the same
+    {8, 40, 1, 1, 1, 0, 24, 40},  // pointwise expansion: one GEMM
+    {32, 16, 2, 1, 1, 0, 8, 9},   // pointwise, grouped: direct product per group
+    {6, 6, 6, 3, 2, 1, 20, 71},   // depthwise at stride 2: column phases gathered
     {6, 6, 6, 3, 1, 1, 13, 17},  // depthwise, padded planes
     {6, 12, 6, 3, 2, 1, 20, 21}, // depthwise with a channel multiplier, strided
     {3, 10, 1, 3, 2, 1, 19, 23}, // strided: im2col + GEMM

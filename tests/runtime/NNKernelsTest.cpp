@@ -10,6 +10,7 @@
 // models, as in a real model.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/ElementwiseChain.h"
 #include "runtime/Float16.h"
 #include "runtime/Gemm.h"
 #include "runtime/Interpreter.h"
@@ -416,14 +417,58 @@ TEST(ConvKernel, DirectPathMatchesNaive) {
 
 /// Depthwise rows with kernel taps in the padding rows skip those taps
 /// (short planes, tall kernels): rows of a 2-row plane under a 5x5 kernel,
+/// a stride-2 plane padded at its ends only (mlsd's layers; its column
+/// phases are long enough for the vector gathers),
 /// rows whose every tap is in the padding (bias alone), a channel
 /// multiplier with strides and dilations, on every engine.
 TEST(ConvKernel, DepthwiseRowsSkippingPaddingTapsMatchNaive) {
   forEachEngine([] {
     checkConvConfigs({{1, 8, 8, 8, {2, 96}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}},
+                      {1, 6, 6, 6, {20, 71}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 1, 1}},
                       {1, 4, 4, 4, {2, 70}, {3, 3}, {1, 1}, {1, 1}, {3, 1, 3, 1}},
                       {2, 3, 6, 3, {5, 80}, {3, 3}, {2, 1}, {2, 1}, {2, 1, 1, 1}}},
                      47, "depthwise conv");
+  });
+}
+
+/// Pointwise convolutions that run as a direct product over the input
+/// planes (fewer output than input channels, or at most 16 inputs): column
+/// counts off the tile (a GEMM tail) and below one tile (the GEMM alone),
+/// a plane cut into many pieces, K deeper than one slice, groups, several
+/// images, an output count off the row tile; and an expansion (one GEMM).
+TEST(ConvKernel, PointwiseDirectMatchesNaive) {
+  checkConvConfigs({{1, 40, 24, 1, {15, 37}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    {2, 16, 40, 1, {9, 11}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    {1, 30, 13, 1, {5, 5}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    {1, 12, 7, 1, {96, 100}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    {1, 300, 20, 1, {6, 11}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    {2, 64, 26, 2, {7, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    {1, 9, 14, 1, {200}, {1}, {1}, {1}, {0, 0}},
+                    {1, 20, 50, 1, {12, 12}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}}},
+                   43, "pointwise conv");
+}
+
+/// gatherEvenFloats and maxEvenFloats (the column phases of stride-2
+/// convolutions and poolings) against their definitions for every length
+/// around the vector steps, on every engine; the source ends at the last
+/// element read (a guard after it must not change anything).
+TEST(ConvKernel, EvenColumnGathersMatchTheirDefinition) {
+  forEachEngine([] {
+    std::mt19937 rng(5);
+    for (int64_t n = 1; n <= 70; ++n) {
+      std::vector<float> src = randomFloats(rng, 2 * n - 1), y = randomFloats(rng, n + 1);
+      const std::vector<float> old = y;
+      std::vector<float> m = y;
+      const float guard = y[static_cast<size_t>(n)];
+      gatherEvenFloats(src.data(), n, y.data());
+      maxEvenFloats(src.data(), n, m.data());
+      for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+        ASSERT_EQ(y[i], src[2 * i]) << "n " << n;
+        ASSERT_EQ(m[i], src[2 * i] > old[i] ? src[2 * i] : old[i]) << "n " << n;
+      }
+      EXPECT_EQ(y[static_cast<size_t>(n)], guard) << "n " << n;
+      EXPECT_EQ(m[static_cast<size_t>(n)], guard) << "n " << n;
+    }
   });
 }
 
@@ -944,6 +989,10 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
   // bands of output rows, short ones one plane per task.
   std::vector<float> xd = randomFloats(rng, 2 * 48 * 64 * 64), dw = randomFloats(rng, 48 * 9);
   std::vector<float> xs = randomFloats(rng, 2 * 512 * 8 * 8), ds = randomFloats(rng, 512 * 9);
+  // Pointwise convolutions as direct products: a large plane cut into
+  // column pieces (with a GEMM tail), and a small plane cut into row blocks.
+  std::vector<float> xp = randomFloats(rng, 2 * 64 * 45 * 47), wp = randomFloats(rng, 40 * 64);
+  std::vector<float> xq = randomFloats(rng, 256 * 6 * 7), wq = randomFloats(rng, 200 * 256);
   auto runAll = [&](int threads) {
     setThreadCount(threads);
     std::vector<std::vector<float>> out;
@@ -960,7 +1009,14 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
                 {aInt("group", 512), aInts("pads", {1, 1, 1, 1})});
     NodeRun full = runNode("Conv", 11, {floats({2, 32, 40, 40}, x), floats({48, 32, 3, 3}, dense)},
                            {aInts("pads", {1, 1, 1, 1})});
-    EXPECT_TRUE(depthwise.status.ok() && shortPlanes.status.ok() && full.status.ok());
+    NodeRun wide =
+        runNode("Conv", 11, {floats({2, 64, 45, 47}, xp), floats({40, 64, 1, 1}, wp)}, {});
+    NodeRun narrow =
+        runNode("Conv", 11, {floats({1, 256, 6, 7}, xq), floats({200, 256, 1, 1}, wq)}, {});
+    EXPECT_TRUE(depthwise.status.ok() && shortPlanes.status.ok() && full.status.ok() &&
+                wide.status.ok() && narrow.status.ok());
+    out.push_back(floatValues(wide.out()));
+    out.push_back(floatValues(narrow.out()));
     out.push_back(floatValues(depthwise.out()));
     out.push_back(floatValues(shortPlanes.out()));
     out.push_back(floatValues(full.out()));
