@@ -358,6 +358,19 @@ template <typename C> inline void gatherEven(const C *src, int64_t n, C *dst) {
     dst[j] = src[2 * j];
 }
 
+/// p[0 .. n) = 0, inline for the one or two columns of a row's padding
+/// (std::fill became a call to memset per row end: 5% of a depthwise layer).
+template <typename C> inline void zeroShort(C *p, int64_t n) {
+  if (n <= 2) {
+    if (n > 0)
+      p[0] = C(0);
+    if (n > 1)
+      p[1] = C(0);
+    return;
+  }
+  std::fill(p, p + n, C(0));
+}
+
 /// Writes one input plane into the padded, phase-split buffer of `p`.
 template <typename C>
 void fillPaddedRows(const C *plane, const Window::Dims3 &g, const PaddedPlan &p, int64_t r0,
@@ -373,7 +386,7 @@ void fillPaddedRows(const C *plane, const Window::Dims3 &g, const PaddedPlan &p,
     const C *src = plane + iy * iw;
     for (size_t ph = 0; ph < p.phases.size(); ++ph, dst += p.phaseLen) {
       const int64_t off = p.offset[ph], lo = p.lo[ph], hi = p.hi[ph];
-      std::fill(dst, dst + lo, C(0));
+      zeroShort(dst, lo);
       if (sx == 1)
         std::memcpy(dst + lo, src + lo + off, sizeof(C) * static_cast<size_t>(hi - lo));
       else if (sx == 2)
@@ -381,7 +394,7 @@ void fillPaddedRows(const C *plane, const Window::Dims3 &g, const PaddedPlan &p,
       else
         for (int64_t j = lo; j < hi; ++j)
           dst[j] = src[j * sx + off];
-      std::fill(dst + hi, dst + p.phaseLen, C(0));
+      zeroShort(dst + hi, p.phaseLen - hi);
     }
   }
 }
@@ -416,8 +429,13 @@ void im2colFromPadded(const C *planes, int64_t planeSize, int64_t channels,
   }
 }
 
-/// Output widths below which unit-stride rows are fused into one long row.
+/// Output widths below which unit-stride rows are fused into one long row;
+/// up to kFuseWideWidth when the plane is tall enough that its rows of
+/// padding taps (which a fused plane multiplies by zero) are few: a call
+/// per row of 80 to 160 outputs cost as much as the taps (face_back 0.85x,
+/// mlsd_tiny 0.97x on one thread).
 constexpr int64_t kFuseWidth = 64;
+constexpr int64_t kFuseWideWidth = 256;
 
 /// Fewest output rows of a depthwise band (each copies the kernel's halo
 /// rows again), and fewest outputs per plane (each band sets up every
@@ -436,10 +454,10 @@ constexpr int64_t kDepthwiseSplitBoost = 4;
 
 /// Depthwise convolution over a zero-padded copy of each input plane (see
 /// planPadded): every output row is one multiTapRow call over all taps, with
-/// no edge cases. With unit strides and narrow rows, a plane's rows are one
-/// call: output (oy, ox) and (oy + 1, ox) read every tap one padded row
-/// apart, so the rows run as one long row of the padded pitch into scratch,
-/// and the valid columns are copied out. With threads, the tasks are bands
+/// no edge cases. With unit strides and narrow rows (see kFuseWidth), a
+/// plane's rows are one call: output (oy, ox) and (oy + 1, ox) read every
+/// tap one padded row apart, so the rows run as one long row of the padded
+/// pitch into scratch, and the valid columns are copied out. With threads, the tasks are bands
 /// of output rows across all planes when the planes are large enough (the
 /// cut of the convolutions and products before and after it: each core then
 /// reads what it wrote), else whole planes; a band copies only the padded
@@ -453,7 +471,8 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   const int64_t taps = g.kernel[1] * g.kernel[2], rowStep = g.strides[1] * p.rowPitch;
   const int64_t halo = p.rows - (oh - 1) * g.strides[1]; // padded rows one output row reads
   const int64_t kh = g.kernel[1], kw = g.kernel[2];
-  const bool fused = g.strides[1] == 1 && p.phases.size() == 1 && ow < kFuseWidth;
+  const bool fused = g.strides[1] == 1 && p.phases.size() == 1 &&
+                     (ow < kFuseWidth || (ow < kFuseWideWidth && oh >= 4 * kh));
   // A clamp alone is applied as the rows are stored; after a fused Add, the
   // epilogue does both over each plane's rows.
   // (Float only: StoreClamp's bounds are floats.)
@@ -516,8 +535,14 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   const bool split = N * Cin * oh > 1 &&
                      worthSplitting(work * kDepthwiseSplitBoost,
                                     work * kDepthwiseSplitBoost / kParallelMinIntensity);
-  const int64_t bands = split ? std::min<int64_t>(4 * threadCount(), oh / kMinBandRows) : 1;
-  if (split && bands >= 2 * threadCount() && oh / bands * ow >= kMinBandOutputs) {
+  // The most bands (up to four per thread) that keep kMinBandRows rows and
+  // about kMinBandOutputs outputs of a plane each; bands from one per
+  // thread (face_front's 32x32 planes: split by planes, each core read half
+  // its input from the other's cache, 0.7x once they split by rows).
+  const int64_t bands =
+      split ? std::min<int64_t>({4 * threadCount(), oh / kMinBandRows, oh * ow / kMinBandOutputs})
+            : 1;
+  if (split && bands >= threadCount()) {
     const int64_t step = (oh + bands - 1) / bands;
     parallelFor((oh + step - 1) / step, [&](int64_t b) {
       for (int64_t plane = 0; plane < N * Cin; ++plane)
