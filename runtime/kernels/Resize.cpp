@@ -584,6 +584,52 @@ __attribute__((target("avx512f"))) void blendRowAvx512(const float *tmp, int64_t
     _mm512_mask_storeu_ps(row + ox, m, acc);
   }
 }
+
+/// blendLastTwo's first pass over one output row with AVX-512: tmp[i] = the
+/// sum over taps k (those of nonzero weight, in order, from zero) of
+/// w[k] * s[iy[k] * wIn + i], 16 columns a step kept in a register; rounded
+/// multiplies and adds as in the scalar loop, so the same bits. Plain loads
+/// before the masked tail.
+__attribute__((target("avx512f"))) void blendColumnsAvx512(const float *s, int64_t wIn,
+                                                           const int64_t *iy, const double *w,
+                                                           int64_t taps, float *tmp) {
+  constexpr int kMaxTaps = 8;
+  const float *src[kMaxTaps];
+  float wk[kMaxTaps];
+  int live = 0;
+  for (int64_t k = 0; k < taps && live < kMaxTaps; ++k) {
+    wk[live] = static_cast<float>(w[k]);
+    if (wk[live] == 0.0f)
+      continue;
+    src[live++] = s + iy[k] * wIn;
+  }
+  // (The masked forms of the rounded operations: GCC 12 warns about the
+  // unmasked ones' undefined source.)
+  const __m512 zero = _mm512_setzero_ps();
+  const __mmask16 all = 0xFFFF;
+  int64_t i = 0;
+  for (; i + 16 <= wIn; i += 16) {
+    __m512 acc = zero;
+    for (int k = 0; k < live; ++k) {
+      const __m512 p = _mm512_mask_mul_round_ps(zero, all, _mm512_set1_ps(wk[k]),
+                                                _mm512_loadu_ps(src[k] + i),
+                                                _MM_FROUND_CUR_DIRECTION);
+      acc = _mm512_mask_add_round_ps(zero, all, acc, p, _MM_FROUND_CUR_DIRECTION);
+    }
+    _mm512_storeu_ps(tmp + i, acc);
+  }
+  if (i < wIn) {
+    const __mmask16 m = __mmask16((1u << (wIn - i)) - 1);
+    __m512 acc = zero;
+    for (int k = 0; k < live; ++k) {
+      const __m512 p = _mm512_mask_mul_round_ps(zero, m, _mm512_set1_ps(wk[k]),
+                                                _mm512_maskz_loadu_ps(m, src[k] + i),
+                                                _MM_FROUND_CUR_DIRECTION);
+      acc = _mm512_mask_add_round_ps(zero, m, acc, p, _MM_FROUND_CUR_DIRECTION);
+    }
+    _mm512_mask_storeu_ps(tmp + i, m, acc);
+  }
+}
 #endif
 
 /// The common image case of blendAxis over the last two axes (float, both
@@ -637,6 +683,15 @@ void blendLastTwo(const float *x, float *y, int64_t planes, int64_t hIn, int64_t
       for (int64_t oy = r0; oy < r1; ++oy) {
         const int64_t *iy = &th.idx[static_cast<size_t>(oy * th.taps)];
         const double *w = &th.weight[static_cast<size_t>(oy * th.taps)];
+        float *row = d + oy * wOut;
+#ifdef ONNXSLIM_RESIZE_AVX512
+        if (avx512 && th.taps <= 8) {
+          blendColumnsAvx512(s, wIn, iy, w, th.taps, tmp.data());
+          blendRowAvx512(tmp.data(), wIn, wOut, taps, base.data(), rel.data(), idx.data(),
+                         weight.data(), row);
+          continue;
+        }
+#endif
         std::fill(tmp.begin(), tmp.end(), 0.0f);
         for (int64_t k = 0; k < th.taps; ++k) {
           float wk = static_cast<float>(w[k]);
@@ -646,7 +701,6 @@ void blendLastTwo(const float *x, float *y, int64_t planes, int64_t hIn, int64_t
           for (int64_t i = 0; i < wIn; ++i)
             tmp[static_cast<size_t>(i)] += wk * srow[i];
         }
-        float *row = d + oy * wOut;
 #ifdef ONNXSLIM_RESIZE_AVX512
         if (avx512) {
           blendRowAvx512(tmp.data(), wIn, wOut, taps, base.data(), rel.data(), idx.data(),
