@@ -539,9 +539,12 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   // about kMinBandOutputs outputs of a plane each; bands from one per
   // thread (face_front's 32x32 planes: split by planes, each core read half
   // its input from the other's cache, 0.7x once they split by rows).
-  const int64_t bands =
+  // A whole number of bands per thread (three bands on two threads left
+  // one core idle for a third of mlsd's 144x80x80 stride-2 layer).
+  int64_t bands =
       split ? std::min<int64_t>({4 * threadCount(), oh / kMinBandRows, oh * ow / kMinBandOutputs})
             : 1;
+  bands -= bands % threadCount();
   if (split && bands >= threadCount()) {
     const int64_t step = (oh + bands - 1) / bands;
     parallelFor((oh + step - 1) / step, [&](int64_t b) {
