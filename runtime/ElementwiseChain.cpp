@@ -210,46 +210,36 @@ void addFloats(float *p, const float *z, int64_t n) {
 
 #ifdef ONNXSLIM_CHAIN_AVX512
 namespace {
-/// maxEvenFloats with AVX-512: 16 outputs a step from 31 floats (two loads,
-/// the second masked to 15, so no step reads past src[2(n-1)]).
-__attribute__((target("avx512f"))) void maxEvenAvx512(const float *src, int64_t n, float *y) {
-  const __m512i evens =
-      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  int64_t i = 0;
-  // Plain loads while all 32 floats are wanted (see gatherEvenAvx512).
-  for (; i + 17 <= n; i += 16) {
-    const __m512 v = _mm512_permutex2var_ps(_mm512_loadu_ps(src + 2 * i), evens,
-                                            _mm512_loadu_ps(src + 2 * i + 16));
-    const __m512 w = _mm512_loadu_ps(y + i);
-    _mm512_storeu_ps(y + i, _mm512_mask_max_ps(w, __mmask16(0xFFFF), v, w));
+/// Stores the 16 (masked: m) even-position floats v at y: as they are, or
+/// (Max) as max pooling's combine step, v > y ? v : y (max_ps's order: a
+/// NaN tap leaves y alone; the masked form, as GCC 12 warns about the
+/// unmasked one's undefined source).
+template <bool Max>
+__attribute__((target("avx512f"))) inline void storeEvens(float *y, __mmask16 m, __m512 v) {
+  if constexpr (Max) {
+    const __m512 w = m == 0xFFFF ? _mm512_loadu_ps(y) : _mm512_maskz_loadu_ps(m, y);
+    v = _mm512_mask_max_ps(w, m, v, w);
   }
-  for (; i < n; i += 16) {
-    const int64_t left = 2 * (n - i) - 1; // floats of src still wanted
-    const __mmask16 lo = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
-    const __mmask16 hi = left >= 31 ? __mmask16(0x7FFF)
-                         : left > 16 ? __mmask16((1u << (left - 16)) - 1)
-                                     : __mmask16(0);
-    const __mmask16 out = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
-    const __m512 a = _mm512_maskz_loadu_ps(lo, src + 2 * i);
-    const __m512 b = _mm512_maskz_loadu_ps(hi, src + 2 * i + 16);
-    const __m512 v = _mm512_permutex2var_ps(a, evens, b);
-    // max_ps(v, y) is v > y ? v : y, lane by lane (the masked form: GCC 12
-    // warns about the unmasked one's undefined source).
-    const __m512 w = _mm512_maskz_loadu_ps(out, y + i);
-    _mm512_mask_storeu_ps(y + i, out, _mm512_mask_max_ps(w, out, v, w));
-  }
+  if (m == 0xFFFF)
+    _mm512_storeu_ps(y, v);
+  else
+    _mm512_mask_storeu_ps(y, m, v);
 }
 
-/// gatherEvenFloats with AVX-512: plain loads while all 32 floats are
-/// wanted (masked loads that miss the cache stalled 1.3x as long as SSE
-/// shuffles over the same rows), then the masked loads of maxEvenAvx512.
-__attribute__((target("avx512f"))) void gatherEvenAvx512(const float *src, int64_t n, float *y) {
+/// gatherEvenFloats (Max: maxEvenFloats) with AVX-512, 16 outputs a step
+/// from 31 floats: plain loads while all 32 are wanted (masked loads that
+/// miss the cache stalled 1.3x as long as SSE shuffles over the same rows),
+/// then two masked loads, the second to 15 at most, so that no step reads
+/// past src[2(n-1)].
+template <bool Max>
+__attribute__((target("avx512f"))) void evenColumnsAvx512(const float *src, int64_t n, float *y) {
   const __m512i evens =
       _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   int64_t i = 0;
   for (; i + 17 <= n; i += 16) // reads src[2i .. 2i+31], 2i+31 <= 2(n-1)
-    _mm512_storeu_ps(y + i, _mm512_permutex2var_ps(_mm512_loadu_ps(src + 2 * i), evens,
-                                                   _mm512_loadu_ps(src + 2 * i + 16)));
+    storeEvens<Max>(y + i, 0xFFFF,
+                    _mm512_permutex2var_ps(_mm512_loadu_ps(src + 2 * i), evens,
+                                           _mm512_loadu_ps(src + 2 * i + 16)));
   for (; i < n; i += 16) {
     const int64_t left = 2 * (n - i) - 1; // floats of src still wanted
     const __mmask16 lo = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
@@ -259,35 +249,19 @@ __attribute__((target("avx512f"))) void gatherEvenAvx512(const float *src, int64
     const __mmask16 out = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
     const __m512 a = _mm512_maskz_loadu_ps(lo, src + 2 * i);
     const __m512 b = _mm512_maskz_loadu_ps(hi, src + 2 * i + 16);
-    _mm512_mask_storeu_ps(y + i, out, _mm512_permutex2var_ps(a, evens, b));
+    storeEvens<Max>(y + i, out, _mm512_permutex2var_ps(a, evens, b));
   }
 }
 } // namespace
 #endif
 
-void gatherEvenFloats(const float *src, int64_t n, float *y) {
+namespace {
+/// gatherEvenFloats (Max: maxEvenFloats), AVX-512 where the GEMM engine is,
+/// else SSE shuffles where available.
+template <bool Max> void evenColumns(const float *src, int64_t n, float *y) {
 #ifdef ONNXSLIM_CHAIN_AVX512
   if (avx512Active()) {
-    gatherEvenAvx512(src, n, y);
-    return;
-  }
-#endif
-  int64_t i = 0;
-#ifdef __SSE2__
-  // The loads read src[2i .. 2i+7], within src[0 .. 2(n-1)] while i + 4 < n.
-  for (; i + 4 < n; i += 4) {
-    __m128 a = _mm_loadu_ps(src + 2 * i), b = _mm_loadu_ps(src + 2 * i + 4);
-    _mm_storeu_ps(y + i, _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
-  }
-#endif
-  for (; i < n; ++i)
-    y[i] = src[2 * i];
-}
-
-void maxEvenFloats(const float *src, int64_t n, float *y) {
-#ifdef ONNXSLIM_CHAIN_AVX512
-  if (avx512Active()) {
-    maxEvenAvx512(src, n, y);
+    evenColumnsAvx512<Max>(src, n, y);
     return;
   }
 #endif
@@ -297,12 +271,19 @@ void maxEvenFloats(const float *src, int64_t n, float *y) {
   for (; i + 4 < n; i += 4) {
     __m128 a = _mm_loadu_ps(src + 2 * i), b = _mm_loadu_ps(src + 2 * i + 4);
     __m128 v = _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
-    _mm_storeu_ps(y + i, _mm_max_ps(v, _mm_loadu_ps(y + i)));
+    if constexpr (Max)
+      v = _mm_max_ps(v, _mm_loadu_ps(y + i));
+    _mm_storeu_ps(y + i, v);
   }
 #endif
   for (; i < n; ++i)
-    y[i] = src[2 * i] > y[i] ? src[2 * i] : y[i];
+    y[i] = !Max || src[2 * i] > y[i] ? src[2 * i] : y[i];
 }
+} // namespace
+
+void gatherEvenFloats(const float *src, int64_t n, float *y) { evenColumns<false>(src, n, y); }
+
+void maxEvenFloats(const float *src, int64_t n, float *y) { evenColumns<true>(src, n, y); }
 
 void runElementwiseChain(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t n) {
   auto block = runBlock;

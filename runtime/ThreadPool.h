@@ -39,6 +39,16 @@ int threadCount();
 /// pool, Result: after all have returned. Tasks must not throw.
 void parallelFor(int64_t n, const std::function<void(int64_t)> &task);
 
+/// parallelFor(n, task) when `split`, else task(0) ... task(n-1) in order
+/// on the calling thread (work not worth the hand-off).
+template <typename F> void parallelForIf(bool split, int64_t n, F &&task) {
+  if (split && n > 1)
+    parallelFor(n, task);
+  else
+    for (int64_t i = 0; i < n; ++i)
+      task(i);
+}
+
 /// While one lives (and the pool has workers), idle workers poll for the
 /// next job instead of sleeping after a short spin: a program about to post
 /// many jobs in a row (the interpreter, for one run) holds one.

@@ -457,11 +457,11 @@ constexpr int64_t kDepthwiseSplitBoost = 4;
 /// no edge cases. With unit strides and narrow rows (see kFuseWidth), a
 /// plane's rows are one call: output (oy, ox) and (oy + 1, ox) read every
 /// tap one padded row apart, so the rows run as one long row of the padded
-/// pitch into scratch, and the valid columns are copied out. With threads, the tasks are bands
-/// of output rows across all planes when the planes are large enough (the
-/// cut of the convolutions and products before and after it: each core then
-/// reads what it wrote), else whole planes; a band copies only the padded
-/// rows it reads.
+/// pitch into scratch, and the valid columns are copied out. With threads,
+/// the tasks are bands of output rows across all planes when the planes are
+/// large enough (the cut of the convolutions and products before and after
+/// it: each core then reads what it wrote), else whole planes; a band copies
+/// only the padded rows it reads.
 template <typename C>
 void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,
                      int64_t M, int64_t group, const Window::Dims3 &g, const PaddedPlan &p,
@@ -743,12 +743,7 @@ void convDirect(const float *x, const float *w, const float *bias, float *y, int
       for (int64_t m = 0; m < Mg; ++m)
         epilogue(yb + m * outS, (oy1 - oy0) * ow);
   };
-  const int64_t tasks = N * group * bands;
-  if (split)
-    parallelFor(tasks, band);
-  else
-    for (int64_t t = 0; t < tasks; ++t)
-      band(t);
+  parallelForIf(split, N * group * bands, band);
 }
 
 /// Whether a pointwise product of M output and K input channels per group
@@ -816,11 +811,7 @@ void pointwiseDirect(const float *x, const float *w, const float *bias, float *y
         epilogue(yg + m * planeSize + from, end - from);
       }
   };
-  if (split && tasks > 1)
-    parallelFor(tasks, task);
-  else
-    for (int64_t k = 0; k < tasks; ++k)
-      task(k);
+  parallelForIf(split, tasks, task);
 }
 
 } // namespace
@@ -879,11 +870,7 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
             for (int64_t m = 0; m < Mg; ++m)
               epilogue(yg + m * outS + j0, j1 - j0);
         };
-        if (split && pieces > 1)
-          parallelFor(pieces, piece);
-        else
-          for (int64_t t = 0; t < pieces; ++t)
-            piece(t);
+        parallelForIf(split, pieces, piece);
       }
     return;
   }
@@ -940,11 +927,7 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
       C *yg = y + (n * M + gi * Mg) * outS;
       if (padded) {
         auto fill = [&](int64_t c) { fillPadded(xg + c * inS, g, plan, planes + c * planeSize); };
-        if (threads > 1 && Cg > 1 && Cg * planeSize >= kParallelMinElements)
-          parallelFor(Cg, fill);
-        else
-          for (int64_t c = 0; c < Cg; ++c)
-            fill(c);
+        parallelForIf(threads > 1 && Cg * planeSize >= kParallelMinElements, Cg, fill);
       }
       auto chunk = [&](int64_t t) {
         const int64_t r0 = t * step, nr = std::min(step, gridRows - r0);
@@ -959,11 +942,7 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
           for (int64_t m = 0; m < Mg; ++m)
             epilogue(yg + m * outS + r0 * ow, nr * ow);
       };
-      if (threads > 1 && chunks > 1)
-        parallelFor(chunks, chunk);
-      else
-        for (int64_t t = 0; t < chunks; ++t)
-          chunk(t);
+      parallelForIf(threads > 1, chunks, chunk);
     }
 }
 
