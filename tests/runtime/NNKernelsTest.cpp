@@ -431,6 +431,19 @@ TEST(ConvKernel, DepthwiseRowsSkippingPaddingTapsMatchNaive) {
   });
 }
 
+/// Depthwise planes 64 to 255 wide and at least four kernels tall run as one
+/// fused row of the padded pitch (kFuseWideWidth): unit and dilated rows,
+/// a channel multiplier, asymmetric pads, against the naive definition on
+/// every engine; and planes just outside (too short, too wide).
+TEST(ConvKernel, DepthwiseWidePlanesAsOneRowMatchNaive) {
+  checkConvConfigs({{1, 5, 5, 5, {40, 100}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 4, 8, 4, {30, 70}, {3, 3}, {1, 1}, {2, 2}, {2, 1, 2, 1}},
+                    {2, 3, 3, 3, {24, 130}, {5, 5}, {1, 1}, {1, 1}, {2, 0, 2, 3}},
+                    {1, 3, 3, 3, {11, 100}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 2, 2, 2, {20, 300}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}},
+                   53, "wide depthwise conv");
+}
+
 /// Pointwise convolutions that run as a direct product over the input
 /// planes (fewer output than input channels, or at most 16 inputs): column
 /// counts off the tile (a GEMM tail) and below one tile (the GEMM alone),
