@@ -901,7 +901,8 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
 // Multi-tap row kernel (direct convolution rows)
 //===----------------------------------------------------------------------===//
 
-/// x < lo ? lo : x, then > hi ? hi : that (NaN passes), when clamping.
+/// x < lo ? lo : x, then > hi ? hi : that (NaN passes), when clamping: the
+/// StoreClamp of the multi-tap rows and of the direct product's stores.
 template <typename T> inline T clampScalar(T x, const StoreClamp *clamp) {
   if (!clamp)
     return x;
@@ -1101,11 +1102,7 @@ template <int ROWS> struct DirectBaseline {
       for (B &x : v) {
         if (bias)
           x += B(bias[i]);
-        if (clamp) {
-          const B lo(clamp->lo), hi(clamp->hi);
-          x = xsimd::select(x < lo, lo, x);
-          x = xsimd::select(x > hi, hi, x);
-        }
+        x = clampBatch(x, clamp);
       }
       v[0].store_unaligned(dst + i * ldd);
       v[1].store_unaligned(dst + i * ldd + W);
@@ -1144,11 +1141,7 @@ __attribute__((target("avx2,fma"))) void directAvx2(int64_t K, const float *a, c
     for (__m256 &x : v) {
       if (bias)
         x = _mm256_add_ps(x, _mm256_set1_ps(bias[i]));
-      if (clamp) {
-        const __m256 lo = _mm256_set1_ps(clamp->lo), hi = _mm256_set1_ps(clamp->hi);
-        x = _mm256_blendv_ps(x, lo, _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
-        x = _mm256_blendv_ps(x, hi, _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
-      }
+      x = clampAvx2(x, clamp);
     }
     _mm256_storeu_ps(dst + i * ldd, v[0]);
     _mm256_storeu_ps(dst + i * ldd + 8, v[1]);
@@ -1184,11 +1177,7 @@ __attribute__((target("avx512f"))) void directAvx512(int64_t K, const float *a, 
     for (__m512 &x : v) {
       if (bias)
         x = _mm512_add_ps(x, _mm512_set1_ps(bias[i]));
-      if (clamp) {
-        const __m512 lo = _mm512_set1_ps(clamp->lo), hi = _mm512_set1_ps(clamp->hi);
-        x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), x, lo);
-        x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ), x, hi);
-      }
+      x = clampAvx512(x, clamp);
     }
     _mm512_storeu_ps(dst + i * ldd, v[0]);
     _mm512_storeu_ps(dst + i * ldd + 16, v[1]);

@@ -541,10 +541,11 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   // its input from the other's cache, 0.7x once they split by rows).
   // A whole number of bands per thread (three bands on two threads left
   // one core idle for a third of mlsd's 144x80x80 stride-2 layer).
-  int64_t bands =
-      split ? std::min<int64_t>({4 * threadCount(), oh / kMinBandRows, oh * ow / kMinBandOutputs})
-            : 1;
-  bands -= bands % threadCount();
+  int64_t bands = 0;
+  if (split) {
+    bands = std::min<int64_t>({4 * threadCount(), oh / kMinBandRows, oh * ow / kMinBandOutputs});
+    bands -= bands % threadCount();
+  }
   if (split && bands >= threadCount()) {
     const int64_t step = (oh + bands - 1) / bands;
     parallelFor((oh + step - 1) / step, [&](int64_t b) {
