@@ -398,11 +398,13 @@ void checkConvConfigs(const std::vector<ConvConfig> &configs, uint32_t seed,
 
 /// Unit-stride 1-D/2-D float convolutions take the direct product over
 /// padded planes (convProductDirect): output channels off the tile height
-/// (13, 25), K deeper than one slice (40 channels x 9 taps), rows narrower
-/// than a tile (several rows per tile) and wider (tiles crossing a row
-/// end), dilation, asymmetric pads, 1-D, several images and groups, and
-/// planes large enough to be cut into bands of output rows on one thread
-/// (the last two; the last with a halo of eight padded rows).
+/// (13, 25), rows narrower than a tile (several rows per tile) and wider
+/// (tiles crossing a row end), dilation, asymmetric pads, 1-D, several
+/// images and groups, planes large enough to be cut into bands of output
+/// rows on one thread (the 7th and 8th; the 8th with a halo of eight
+/// padded rows), rows of whole tiles on every engine (64 and 32 wide, 2-D
+/// and 1-D: tiles start at row starts), and K deeper than one slice (240
+/// channels x 9 taps).
 TEST(ConvKernel, DirectPathMatchesNaive) {
   checkConvConfigs({{1, 40, 13, 1, {11, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
                     {2, 7, 25, 1, {37, 45}, {3, 3}, {1, 1}, {1, 1}, {1, 0, 2, 1}},
@@ -411,7 +413,11 @@ TEST(ConvKernel, DirectPathMatchesNaive) {
                     {2, 5, 9, 1, {100}, {7}, {1}, {1}, {3, 3}},
                     {1, 3, 30, 1, {5, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
                     {1, 8, 14, 1, {258, 259}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
-                    {1, 64, 20, 1, {30, 50}, {5, 3}, {1, 1}, {2, 1}, {4, 1, 4, 1}}},
+                    {1, 64, 20, 1, {30, 50}, {5, 3}, {1, 1}, {2, 1}, {4, 1, 4, 1}},
+                    {1, 5, 14, 1, {9, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {2, 3, 26, 1, {4, 32}, {3, 5}, {1, 1}, {1, 1}, {1, 2, 1, 2}},
+                    {1, 4, 7, 1, {64}, {3}, {1}, {1}, {1, 1}},
+                    {1, 240, 13, 1, {5, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}},
                    41, "direct conv");
 }
 
