@@ -103,27 +103,29 @@ void packDirectFilters(int64_t M, int64_t K, const float *A, int64_t lda, float 
 
 /// The product of a unit-stride convolution read straight from zero-padded
 /// input planes, with no column matrix ("implicit GEMM"). Row k of the
-/// virtual K x `columns` matrix B is the run B + offsets[k]; virtual column
-/// v is the padded-grid position v = oy * pitch + ox, an output when
-/// ox < width (the other columns, under the padding, are computed and
-/// dropped). Given A packed by packDirectFilters, Execute: for m < M and
-/// every output column, C[m * ldc + oy * width + ox] = clamp(sum_k A[m][k] *
-/// B[offsets[k] + v] + rowBias[m]), the sum taken over k in order from zero
-/// with fused multiply-adds (in K slices fixed by K alone), the bias (when
-/// given) and then the clamp (when given) applied as separate roundings:
-/// a column's result does not depend on `columns` or on where it lies. B is
-/// read up to offsets[k] + columns + 31 for every k (callers leave that
-/// much readable slack). Runs on the calling thread. Float only: the
+/// virtual K x columns matrix B is the run B + offsets[k]; output (oy, ox),
+/// for oy < rows and ox < width, is virtual column v = oy * pitch + ox (the
+/// columns between rows, under the padding, are not computed). Given A
+/// packed by packDirectFilters, Execute: for m < M and every output,
+/// C[m * ldc + oy * width + ox] = clamp(sum_k A[m][k] * B[offsets[k] + v] +
+/// rowBias[m]), the sum taken over k in order from zero with fused
+/// multiply-adds (in K slices fixed by K alone), the bias (when given) and
+/// then the clamp (when given) applied as separate roundings: an output's
+/// result does not depend on `rows` or on where it lies. B is read below
+/// offsets[k] + (rows - 1) * pitch + width + kConvDirectSlack for every k
+/// (callers leave that much readable slack), and below
+/// offsets[k] + rows * pitch when width is a multiple of
+/// directColumnTile() / 2. Runs on the calling thread. Float only: the
 /// kernels of the active engine's family.
 void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B,
-                       const int64_t *offsets, int64_t columns, int64_t pitch, int64_t width,
+                       const int64_t *offsets, int64_t rows, int64_t pitch, int64_t width,
                        float *C, int64_t ldc, const float *rowBias, const StoreClamp *clamp);
 
-/// Elements past the last virtual column that convProductDirect may read.
+/// Elements past the last output's virtual column that convProductDirect
+/// may read.
 constexpr int64_t kConvDirectSlack = 32;
 
-/// The column tile of convProductDirect's active engine: when `columns` is
-/// a multiple of it, B is read only below offsets[k] + columns.
+/// The column tile of convProductDirect's active engine.
 int64_t directColumnTile();
 
 /// The row tile of convProductDirect's active engine: packed filters start

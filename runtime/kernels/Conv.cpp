@@ -737,8 +737,8 @@ void convDirect(const float *x, const float *w, const float *bias, float *y, int
         offsets[static_cast<size_t>(c * kS + t)] = c * planeSize + plan.tapRel[t];
     }
     float *yb = y + (n * M + gi * Mg) * outS + oy0 * ow;
-    convProductDirect(Mg, rows, filters + gi * filterSize, planes, offsets.data(),
-                      (oy1 - oy0 - 1) * pitch + ow, pitch, ow, yb, outS,
+    convProductDirect(Mg, rows, filters + gi * filterSize, planes, offsets.data(), oy1 - oy0,
+                      pitch, ow, yb, outS,
                       bias ? bias + gi * Mg : nullptr, clampInProduct ? &sc : nullptr);
     if (epilogue.addend)
       for (int64_t m = 0; m < Mg; ++m)
@@ -799,7 +799,7 @@ void pointwiseDirect(const float *x, const float *w, const float *bias, float *y
     const float *bg = bias ? bias + gi * Mg + m0 : nullptr;
     if (j1 > j0)
       convProductDirect(m1 - m0, Cg, filters + gi * filterSize + m0 * Cg, xg + j0,
-                        offsets.data(), j1 - j0, j1 - j0, j1 - j0, yg + j0, planeSize, bg,
+                        offsets.data(), 1, j1 - j0, j1 - j0, yg + j0, planeSize, bg,
                         clampInProduct ? &sc : nullptr);
     // The columns short of a tile: the last piece's.
     const int64_t end = t + 1 == pieces ? planeSize : j1;

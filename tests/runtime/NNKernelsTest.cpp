@@ -402,9 +402,10 @@ void checkConvConfigs(const std::vector<ConvConfig> &configs, uint32_t seed,
 /// (tiles crossing a row end), dilation, asymmetric pads, 1-D, several
 /// images and groups, planes large enough to be cut into bands of output
 /// rows on one thread (the 7th and 8th; the 8th with a halo of eight
-/// padded rows), rows of whole tiles on every engine (64 and 32 wide, 2-D
-/// and 1-D: tiles start at row starts), and K deeper than one slice (240
-/// channels x 9 taps).
+/// padded rows), rows cut into half tiles on every engine (64, 32 and 46
+/// wide, 2-D and 1-D; at 46 the last half of a row is short and the last
+/// tile has one half), and K deeper than one slice (240 channels x 9 taps)
+/// with short halves, whose stores add to the first slice's.
 TEST(ConvKernel, DirectPathMatchesNaive) {
   checkConvConfigs({{1, 40, 13, 1, {11, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
                     {2, 7, 25, 1, {37, 45}, {3, 3}, {1, 1}, {1, 1}, {1, 0, 2, 1}},
@@ -417,7 +418,8 @@ TEST(ConvKernel, DirectPathMatchesNaive) {
                     {1, 5, 14, 1, {9, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
                     {2, 3, 26, 1, {4, 32}, {3, 5}, {1, 1}, {1, 1}, {1, 2, 1, 2}},
                     {1, 4, 7, 1, {64}, {3}, {1}, {1}, {1, 1}},
-                    {1, 240, 13, 1, {5, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}},
+                    {1, 6, 15, 1, {9, 46}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 240, 13, 1, {5, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}},
                    41, "direct conv");
 }
 
