@@ -1041,6 +1041,108 @@ __attribute__((target("avx512f"))) void multiTapAvx512Fixed(int64_t n, const flo
     _mm512_mask_storeu_ps(y + i, m, clampAvx512(_mm512_add_ps(a0, bv), clamp));
   }
 }
+
+/// row[start + l] for lanes l < 16, zero where start + l is outside
+/// [0, iw); reads nothing outside the row.
+__attribute__((target("avx512f"))) inline __m512 loadInRow(const float *row, int64_t start,
+                                                          int64_t iw) {
+  if (start >= 0 && start + 16 <= iw)
+    return _mm512_loadu_ps(row + start);
+  const int64_t lo = std::max<int64_t>(0, -start), hi = std::min<int64_t>(16, iw - start);
+  if (hi <= lo)
+    return _mm512_setzero_ps();
+  const auto m = static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+  // Lanes [lo, hi) take row[start + lo], row[start + lo + 1], ... in order.
+  return _mm512_maskz_expandloadu_ps(m, row + start + lo);
+}
+
+/// V x 16 outputs of depthwiseStride2Row from output x0 on (stored up to
+/// ow). Per input row, each 32 input columns are split into their even
+/// and odd columns by two permutes (taps 0 and 1), and tap 2's columns are
+/// the even ones shifted by one lane (the next split's first even column
+/// coming in). V sums at once, so that their chains of dependent
+/// multiply-adds overlap. Checked: some of the 32 V columns from
+/// 2 x0 - padLeft on may fall outside the row (read as zeros; else plain
+/// loads).
+template <int V, bool Checked>
+__attribute__((target("avx512f"))) inline void
+depthwiseStride2Step(int64_t x0, int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
+                     const float *const *rows, const float *w, __m512 bias,
+                     const StoreClamp *clamp, float *y) {
+  const __m512i evens =
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odds =
+      _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const int64_t base = 2 * x0 - padLeft; // input column of output x0's first tap
+  __m512 acc[V];
+  for (int v = 0; v < V; ++v)
+    acc[v] = _mm512_setzero_ps();
+  for (int64_t r = 0; r < kh; ++r) {
+    const float *row = rows[r];
+    if (!row)
+      continue;
+    __m512 even[V + 1], odd[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      const int64_t c = base + 32 * v;
+      const __m512 a = Checked ? loadInRow(row, c, iw) : _mm512_loadu_ps(row + c);
+      const __m512 b = Checked ? loadInRow(row, c + 16, iw) : _mm512_loadu_ps(row + c + 16);
+      even[v] = _mm512_permutex2var_ps(a, evens, b);
+      odd[v] = _mm512_permutex2var_ps(a, odds, b);
+    }
+    // Only lane 0 of the last is used: input column base + 32 V.
+    const int64_t c = base + 32 * V;
+    even[V] = c >= 0 && c < iw ? _mm512_set1_ps(row[c]) : _mm512_setzero_ps();
+    const __m512 w0 = _mm512_set1_ps(w[3 * r]), w1 = _mm512_set1_ps(w[3 * r + 1]),
+                 w2 = _mm512_set1_ps(w[3 * r + 2]);
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      const __m512 shifted = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(
+          0xFFFF, _mm512_castps_si512(even[v + 1]), _mm512_castps_si512(even[v]), 1));
+      acc[v] = _mm512_fmadd_ps(w0, even[v], acc[v]);
+      acc[v] = _mm512_fmadd_ps(w1, odd[v], acc[v]);
+      acc[v] = _mm512_fmadd_ps(w2, shifted, acc[v]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int v = 0; v < V; ++v) {
+    const __m512 out = clampAvx512(_mm512_add_ps(acc[v], bias), clamp);
+    const int64_t x = x0 + 16 * v;
+    if (ow - x >= 16)
+      _mm512_storeu_ps(y + x, out);
+    else
+      _mm512_mask_storeu_ps(y + x, static_cast<__mmask16>((1u << (ow - x)) - 1u), out);
+  }
+}
+
+/// depthwiseStride2Row with AVX-512: 64 outputs a step, then 16.
+__attribute__((target("avx512f"))) void
+depthwiseStride2Avx512(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
+                       const float *const *rows, const float *w, float bias, float *y,
+                       const StoreClamp *clamp) {
+  const __m512 bv = _mm512_set1_ps(bias);
+  // Steps whose 32 V input columns lie in the row load without checks.
+  auto inside = [&](int64_t x, int64_t v) {
+    return 2 * x - padLeft >= 0 && 2 * x - padLeft + 32 * v <= iw;
+  };
+  int64_t x0 = 0;
+  if (padLeft > 0) { // the first 16 outputs read left of the row
+    depthwiseStride2Step<1, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+    x0 = 16;
+  }
+  for (; x0 + 64 <= ow; x0 += 64) {
+    if (inside(x0, 4))
+      depthwiseStride2Step<4, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+    else
+      depthwiseStride2Step<4, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+  }
+  for (; x0 < ow; x0 += 16) {
+    if (inside(x0, 1))
+      depthwiseStride2Step<1, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+    else
+      depthwiseStride2Step<1, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+  }
+}
 #endif
 
 //===----------------------------------------------------------------------===//
@@ -1471,6 +1573,28 @@ void multiTapRow(int64_t n, int64_t taps, const float *const *src, const float *
   }
 #endif
   multiTapBaseline(n, taps, src, w, bias, clamp, y);
+}
+
+bool depthwiseStride2Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
+                         const float *const *rows, const float *w, float bias, float *y,
+                         const StoreClamp *clamp) {
+#ifdef ONNXSLIM_GEMM_X86
+  if (currentIsa().load() == Isa::Avx512) {
+    depthwiseStride2Avx512(ow, iw, padLeft, kh, rows, w, bias, y, clamp);
+    return true;
+  }
+#endif
+  (void)ow, (void)iw, (void)padLeft, (void)kh, (void)rows, (void)w, (void)bias, (void)y,
+      (void)clamp;
+  return false;
+}
+
+bool depthwiseStride2Available() {
+#ifdef ONNXSLIM_GEMM_X86
+  return currentIsa().load() == Isa::Avx512;
+#else
+  return false;
+#endif
 }
 
 void multiTapRow(int64_t n, int64_t taps, const double *const *src, const double *w, double bias,

@@ -71,6 +71,23 @@ void multiTapRow(int64_t n, int64_t taps, const float *const *src, const float *
 void multiTapRow(int64_t n, int64_t taps, const double *const *src, const double *w, double bias,
                  double *y, const StoreClamp *clamp = nullptr);
 
+/// One output row of a depthwise convolution with kh x 3 taps, a column
+/// stride of 2 and no column dilation, read straight from the input rows
+/// (no padded, phase-split copy). rows[r] is kernel row r's input row of
+/// `iw` floats, or null when it lies in the padding; w[3 * r + kx] its
+/// weights. Execute: for ox < ow, y[ox] = clamp(sum over the non-null r
+/// and kx < 3 of w[3r+kx] * in_r[2 ox - padLeft + kx] + bias), with in_r
+/// zero outside [0, iw): the sums multiTapRow computes over a zero-padded
+/// copy (the same taps in the same order from zero, fused multiply-adds,
+/// the bias, then the clamp when given). Result: false, with nothing
+/// written, when the active engine has no such kernel (it is AVX-512's).
+bool depthwiseStride2Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
+                         const float *const *rows, const float *w, float bias, float *y,
+                         const StoreClamp *clamp = nullptr);
+
+/// Whether depthwiseStride2Row runs on the active engine.
+bool depthwiseStride2Available();
+
 /// Columns of op(B) up to which a product takes dot products instead of
 /// packing (sgemm with A not transposed, and gemmFewColumns).
 constexpr int64_t kFewColumns = 8;

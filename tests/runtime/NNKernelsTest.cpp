@@ -439,6 +439,27 @@ TEST(ConvKernel, DepthwiseRowsSkippingPaddingTapsMatchNaive) {
   });
 }
 
+/// Depthwise rows of 3 taps at a column stride of 2 read straight from the
+/// input rows (depthwiseStride2Row on AVX-512; the padded path on the other
+/// engines): pads of 0, 1 and 2 on the left (the first 16 outputs then read
+/// left of the row), rows whose last steps read past the row end or whose
+/// last output's last tap is the row's last column (64 and 160 wide), fewer
+/// than 16 outputs, an output width of 100 (a step of 64, then of 16),
+/// kernel rows in the top and bottom padding (up to 7 rows), unit and
+/// dilated row strides, and a channel multiplier; fused Relu on one.
+TEST(ConvKernel, DepthwiseStride2RowsFromTheInputMatchNaive) {
+  checkConvConfigs({{1, 4, 4, 4, {9, 160}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 1, 1}},
+                    {1, 3, 3, 3, {10, 33}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
+                    {2, 2, 4, 2, {7, 200}, {5, 3}, {1, 2}, {2, 1}, {2, 1, 2, 1}},
+                    {1, 2, 2, 2, {6, 140}, {3, 3}, {2, 2}, {1, 1}, {1, 2, 1, 2}},
+                    {1, 2, 2, 2, {3, 7}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 2, 2, 2, {4, 130}, {7, 3}, {3, 2}, {1, 1}, {3, 1, 3, 1}},
+                    {1, 5, 5, 5, {16, 128}, {3, 3}, {2, 2}, {1, 1}, {1, 0, 1, 0}},
+                    {1, 3, 3, 3, {5, 64}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 2, 2, 2, {4, 160}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}},
+                   53, "stride-2 depthwise conv");
+}
+
 /// Depthwise planes 64 to 255 wide and at least four kernels tall run as one
 /// fused row of the padded pitch (kFuseWideWidth): unit and dilated rows,
 /// a channel multiplier, asymmetric pads, against the naive definition on
