@@ -423,6 +423,20 @@ TEST(ConvKernel, DirectPathMatchesNaive) {
                    41, "direct conv");
 }
 
+/// Strides of 2 take the direct product too when rows of half tiles waste
+/// little (phase-split padded planes, output rows two padded rows apart):
+/// mlsd's stem geometry, strides in one dim only, a dilated kernel, groups
+/// and several images; 49 outputs a row runs direct on the 8- and 4-wide
+/// halves of AVX2 and the baseline and through im2col on AVX-512.
+TEST(ConvKernel, DirectPathStridedMatchesNaive) {
+  checkConvConfigs({{1, 4, 32, 1, {21, 64}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 1, 1}},
+                    {1, 3, 13, 1, {9, 97}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
+                    {2, 6, 10, 2, {12, 126}, {5, 3}, {1, 2}, {1, 1}, {2, 1, 2, 1}},
+                    {1, 5, 7, 1, {17, 64}, {3, 3}, {2, 2}, {2, 2}, {2, 2, 2, 2}},
+                    {1, 4, 9, 1, {11, 48}, {3, 3}, {2, 1}, {1, 1}, {1, 1, 1, 1}}},
+                   43, "strided direct conv");
+}
+
 /// Depthwise rows with kernel taps in the padding rows skip those taps
 /// (short planes, tall kernels): rows of a 2-row plane under a 5x5 kernel,
 /// a stride-2 plane padded at its ends only (mlsd's layers; its column
