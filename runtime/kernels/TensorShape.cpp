@@ -10,9 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Interpreter.h"
+#include "runtime/ThreadPool.h"
 #include "runtime/kernels/TensorHelpers.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 namespace onnxslim::rt {
@@ -420,6 +422,49 @@ Status tileKernel(KernelContext &ctx) {
 // Concat, Split, Slice
 //===----------------------------------------------------------------------===//
 
+/// Concat of fixed-size elements along `axis` into `b` (of dims `dims`):
+/// output row o (of the dims before the axis) is input 0's row o, then
+/// input 1's, ... each one contiguous run. The output's elements are cut
+/// into spans (parallelSpans: one per thread for tensors larger than a
+/// last-level cache, whose single-threaded copy was bound by one core's
+/// bandwidth: mlsd_large's 33 MB Concat took 1.7x ORT's time on two
+/// threads), each copied run piece by run piece.
+void concatRuns(const std::vector<const Tensor *> &ins, int64_t axis,
+                const std::vector<int64_t> &dims, TensorBuilder &b) {
+  const size_t es = elementSize(ins[0]->dtype());
+  int64_t inner = 1;
+  for (size_t d = static_cast<size_t>(axis) + 1; d < dims.size(); ++d)
+    inner *= dims[d];
+  std::vector<int64_t> runs, starts; // per input: run length, start within a row
+  int64_t row = 0;
+  for (const Tensor *t : ins) {
+    starts.push_back(row);
+    runs.push_back(t->dims()[axis] * inner);
+    row += runs.back();
+  }
+  int64_t total = 1;
+  for (int64_t d : dims)
+    total *= d;
+  if (total == 0 || row == 0)
+    return;
+  uint8_t *out = b.data();
+  parallelSpans(total, 16, [&](int64_t begin, int64_t end) {
+    size_t i = 0;
+    for (int64_t p = begin; p < end;) {
+      const int64_t o = p / row, q = p % row;
+      if (q < starts[i]) // a new row
+        i = 0;
+      while (q >= starts[i] + runs[i]) // the input whose run holds q
+        ++i;
+      const int64_t n = std::min(end - p, starts[i] + runs[i] - q);
+      std::memcpy(out + static_cast<size_t>(p) * es,
+                  ins[i]->rawData() + static_cast<size_t>(o * runs[i] + q - starts[i]) * es,
+                  static_cast<size_t>(n) * es);
+      p += n;
+    }
+  });
+}
+
 Status concatKernel(KernelContext &ctx) {
   std::vector<const Tensor *> ins;
   for (size_t i = 0; i < ctx.numInputs(); ++i) {
@@ -456,14 +501,18 @@ Status concatKernel(KernelContext &ctx) {
     dims[axis] += t.dims()[axis];
   }
   ONNXSLIM_RETURN_IF_ERROR(checkOutputSize(ctx, dims, first.dtype()));
-  // Not zeroed: stridedCopy writes every element.
+  // Not zeroed: every element is copied.
   TensorBuilder b(first.dtype(), dims, TensorBuilder::Fill::Uninitialized);
   std::vector<int64_t> outStrides = stridesOf(dims);
-  int64_t offset = 0;
-  for (const Tensor *t : ins) {
-    stridedCopy(*t, 0, t->dims(), stridesOf(t->dims()), b, offset * outStrides[axis], &outStrides);
-    offset += t->dims()[axis];
-  }
+  if (first.dtype() == DataType::String) {
+    int64_t offset = 0;
+    for (const Tensor *t : ins) {
+      stridedCopy(*t, 0, t->dims(), stridesOf(t->dims()), b, offset * outStrides[axis],
+                  &outStrides);
+      offset += t->dims()[axis];
+    }
+  } else
+    concatRuns(ins, axis, dims, b);
   ctx.setOutput(0, b.finish());
   return Status::success();
 }

@@ -1032,6 +1032,46 @@ TEST(ThreadPool, LargeElementwiseAndBatchNormAreBitIdenticalAcrossThreadCounts) 
   setThreadCount(1);
 }
 
+/// Concat past kParallelMinElements is copied in one span per thread, each
+/// span crossing runs of several inputs (one of them empty) and rows: every
+/// element lands where the definition puts it, on 1, 2 and 3 threads; a
+/// small Concat of int64 along the last axis too.
+TEST(ThreadPool, LargeConcatPutsEveryElementInPlace) {
+  const int64_t R = 3, H = 500, W = 1000; // rows before the axis, then 2 + 0 + 3 planes
+  std::vector<float> a(static_cast<size_t>(R * 2 * H * W)), b(static_cast<size_t>(R * 3 * H * W));
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = static_cast<float>(i % 8191);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = -static_cast<float>(i % 4093) - 1.0f;
+  for (int threads : {1, 2, 3}) {
+    setThreadCount(threads);
+    NodeRun r = runNode("Concat", 13,
+                        {floats({R, 2, H, W}, a), floats({R, 0, H, W}, {}), floats({R, 3, H, W}, b)},
+                        {aInt("axis", 1)});
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    ASSERT_EQ(r.out()->dims(), (std::vector<int64_t>{R, 5, H, W}));
+    std::vector<float> y = floatValues(r.out());
+    const int64_t plane = H * W;
+    size_t wrong = 0;
+    for (int64_t o = 0; o < R; ++o)
+      for (int64_t c = 0; c < 5; ++c)
+        for (int64_t j = 0; j < plane; ++j) {
+          const float want = c < 2 ? a[static_cast<size_t>((o * 2 + c) * plane + j)]
+                                   : b[static_cast<size_t>((o * 3 + c - 2) * plane + j)];
+          wrong += y[static_cast<size_t>((o * 5 + c) * plane + j)] != want;
+        }
+    EXPECT_EQ(wrong, 0u) << "on " << threads << " threads";
+  }
+  setThreadCount(1);
+  NodeRun small = runNode("Concat", 13, {int64s({2, 2}, {1, 2, 3, 4}), int64s({2, 1}, {5, 6})},
+                          {aInt("axis", -1)});
+  ASSERT_TRUE(small.status.ok()) << small.status.message();
+  std::vector<int64_t> v(6);
+  ASSERT_EQ(small.out()->numElements(), 6);
+  std::memcpy(v.data(), small.out()->rawData(), sizeof(int64_t) * v.size());
+  EXPECT_EQ(v, (std::vector<int64_t>{1, 2, 5, 3, 4, 6}));
+}
+
 TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
   std::mt19937 rng(11);
   // GEMM above the parallel threshold, edges included (M, N not multiples
