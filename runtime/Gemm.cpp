@@ -1115,6 +1115,76 @@ depthwiseStride2Step(int64_t x0, int64_t ow, int64_t iw, int64_t padLeft, int64_
   }
 }
 
+/// V x 16 outputs of depthwiseStride1Row from output x0 on (stored up to
+/// ow): each tap's columns are one load. Checked: some of the columns
+/// x0 - padLeft ... x0 - padLeft + 16 V + 1 may fall outside the row (read
+/// as zeros; else plain loads).
+template <int V, bool Checked>
+__attribute__((target("avx512f"))) inline void
+depthwiseStride1Step(int64_t x0, int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
+                     const float *const *rows, const float *w, __m512 bias,
+                     const StoreClamp *clamp, float *y) {
+  const int64_t base = x0 - padLeft; // input column of output x0's first tap
+  __m512 acc[V];
+  for (int v = 0; v < V; ++v)
+    acc[v] = _mm512_setzero_ps();
+  for (int64_t r = 0; r < kh; ++r) {
+    const float *row = rows[r];
+    if (!row)
+      continue;
+    const __m512 w0 = _mm512_set1_ps(w[3 * r]), w1 = _mm512_set1_ps(w[3 * r + 1]),
+                 w2 = _mm512_set1_ps(w[3 * r + 2]);
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      const int64_t c = base + 16 * v;
+      acc[v] = _mm512_fmadd_ps(w0, Checked ? loadInRow(row, c, iw) : _mm512_loadu_ps(row + c),
+                               acc[v]);
+      acc[v] = _mm512_fmadd_ps(
+          w1, Checked ? loadInRow(row, c + 1, iw) : _mm512_loadu_ps(row + c + 1), acc[v]);
+      acc[v] = _mm512_fmadd_ps(
+          w2, Checked ? loadInRow(row, c + 2, iw) : _mm512_loadu_ps(row + c + 2), acc[v]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int v = 0; v < V; ++v) {
+    const __m512 out = clampAvx512(_mm512_add_ps(acc[v], bias), clamp);
+    const int64_t x = x0 + 16 * v;
+    if (ow - x >= 16)
+      _mm512_storeu_ps(y + x, out);
+    else
+      _mm512_mask_storeu_ps(y + x, static_cast<__mmask16>((1u << (ow - x)) - 1u), out);
+  }
+}
+
+/// depthwiseStride1Row with AVX-512: 64 outputs a step, then 16.
+__attribute__((target("avx512f"))) void
+depthwiseStride1Avx512(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
+                       const float *const *rows, const float *w, float bias, float *y,
+                       const StoreClamp *clamp) {
+  const __m512 bv = _mm512_set1_ps(bias);
+  // Steps whose 16 V + 2 input columns lie in the row load without checks.
+  auto inside = [&](int64_t x, int64_t v) {
+    return x - padLeft >= 0 && x - padLeft + 16 * v + 2 <= iw;
+  };
+  int64_t x0 = 0;
+  if (padLeft > 0) { // the first 16 outputs read left of the row
+    depthwiseStride1Step<1, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+    x0 = 16;
+  }
+  for (; x0 + 64 <= ow; x0 += 64) {
+    if (inside(x0, 4))
+      depthwiseStride1Step<4, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+    else
+      depthwiseStride1Step<4, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+  }
+  for (; x0 < ow; x0 += 16) {
+    if (inside(x0, 1))
+      depthwiseStride1Step<1, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+    else
+      depthwiseStride1Step<1, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+  }
+}
+
 /// depthwiseStride2Row with AVX-512: 64 outputs a step, then 16.
 __attribute__((target("avx512f"))) void
 depthwiseStride2Avx512(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
@@ -1581,6 +1651,20 @@ bool depthwiseStride2Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
 #ifdef ONNXSLIM_GEMM_X86
   if (currentIsa().load() == Isa::Avx512) {
     depthwiseStride2Avx512(ow, iw, padLeft, kh, rows, w, bias, y, clamp);
+    return true;
+  }
+#endif
+  (void)ow, (void)iw, (void)padLeft, (void)kh, (void)rows, (void)w, (void)bias, (void)y,
+      (void)clamp;
+  return false;
+}
+
+bool depthwiseStride1Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
+                         const float *const *rows, const float *w, float bias, float *y,
+                         const StoreClamp *clamp) {
+#ifdef ONNXSLIM_GEMM_X86
+  if (currentIsa().load() == Isa::Avx512) {
+    depthwiseStride1Avx512(ow, iw, padLeft, kh, rows, w, bias, y, clamp);
     return true;
   }
 #endif

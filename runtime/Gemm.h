@@ -85,7 +85,14 @@ bool depthwiseStride2Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
                          const float *const *rows, const float *w, float bias, float *y,
                          const StoreClamp *clamp = nullptr);
 
-/// Whether depthwiseStride2Row runs on the active engine.
+/// depthwiseStride2Row at a column stride of 1: y[ox] sums
+/// w[3r+kx] * in_r[ox - padLeft + kx].
+bool depthwiseStride1Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
+                         const float *const *rows, const float *w, float bias, float *y,
+                         const StoreClamp *clamp = nullptr);
+
+/// Whether depthwiseStride2Row and depthwiseStride1Row run on the active
+/// engine.
 bool depthwiseStride2Available();
 
 /// Columns of op(B) up to which a product takes dot products instead of

@@ -445,8 +445,17 @@ constexpr int64_t kMinBandRows = 4;
 constexpr int64_t kMinBandOutputs = 512;
 
 /// Most kernel rows of a depthwise convolution read straight from its
-/// input rows (depthwiseStride2Row).
-constexpr int64_t kMaxStride2Rows = 7;
+/// input rows (depthwiseStride2Row, depthwiseStride1Row).
+constexpr int64_t kMaxFromInputRows = 7;
+/// Fewest outputs of a unit-stride row read straight from the input (3x3
+/// layers on one thread: 0.6x to 0.75x as long at 80 to 256 outputs, 1.3x
+/// at 64 and 2.5x at 20, where fused padded rows cost less per row).
+constexpr int64_t kFromInputWidth = 80;
+/// Fewest input elements of a unit-stride depthwise convolution read
+/// straight from its input (2 MB of floats; on two threads mlsd's 32x160x160
+/// and 144x80x80 layers took 0.77x and 0.91x as long, face_back's
+/// 24x128x128 ones, just written and still in cache, 1.07x to 1.6x).
+constexpr int64_t kFromInputMinElements = int64_t{1} << 19;
 
 /// A depthwise convolution splits from a quarter of the multiply-adds of
 /// other products (worthSplitting's threshold over this): it sits between
@@ -483,16 +492,21 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   const StoreClamp sc{static_cast<float>(epilogue.lo), static_cast<float>(epilogue.hi)};
   const StoreClamp *clamp =
       std::is_same_v<C, float> && epilogue.clamps && !epilogue.addend ? &sc : nullptr;
-  // Float rows of 3 taps at a column stride of 2 are read straight from the
-  // input (depthwiseStride2Row), with no phase-split copy (mlsd's
-  // 96x160x160 layer: 0.4x as long on one thread).
-  const bool stride2 = std::is_same_v<C, float> && kw == 3 && g.strides[2] == 2 &&
-                       g.dilations[2] == 1 && kh <= kMaxStride2Rows &&
-                       depthwiseStride2Available();
-  auto stride2Rows = [&](int64_t n, int64_t ci, int64_t oy0, int64_t oy1) {
+  // Float rows of 3 taps are read straight from the input, with no padded
+  // copy: at a column stride of 2 (depthwiseStride2Row: no phase-split
+  // gather either; mlsd's 96x160x160 layer took 0.4x as long on one
+  // thread), and at 1 from kFromInputWidth outputs a row when the input is
+  // larger than the caches hold (depthwiseStride1Row; otherwise the copy
+  // costs little and fused rows less per row than one call each).
+  const bool rowKernel = std::is_same_v<C, float> && kw == 3 && g.dilations[2] == 1 &&
+                         kh <= kMaxFromInputRows && depthwiseStride2Available();
+  const bool stride2 = rowKernel && g.strides[2] == 2;
+  const bool stride1 = rowKernel && g.strides[2] == 1 && ow >= kFromInputWidth &&
+                       N * Cin * inS >= kFromInputMinElements;
+  auto fromInput = [&](int64_t n, int64_t ci, int64_t oy0, int64_t oy1) {
     if constexpr (std::is_same_v<C, float>) {
       const float *plane = x + (n * Cin + ci) * inS;
-      const float *in[kMaxStride2Rows];
+      const float *in[kMaxFromInputRows];
       for (int64_t m = ci * Mg; m < (ci + 1) * Mg; ++m) {
         C *yo = y + (n * M + m) * outS + oy0 * ow;
         for (int64_t oy = oy0; oy < oy1; ++oy) {
@@ -500,8 +514,12 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
             const int64_t iy = oy * g.strides[1] + ky * g.dilations[1] - g.padBegin[1];
             in[ky] = iy >= 0 && iy < g.in[1] ? plane + iy * g.in[2] : nullptr;
           }
-          depthwiseStride2Row(ow, g.in[2], g.padBegin[2], kh, in, w + m * taps,
-                              bias ? bias[m] : 0.0f, yo + (oy - oy0) * ow, clamp);
+          if (stride1)
+            depthwiseStride1Row(ow, g.in[2], g.padBegin[2], kh, in, w + m * taps,
+                                bias ? bias[m] : 0.0f, yo + (oy - oy0) * ow, clamp);
+          else
+            depthwiseStride2Row(ow, g.in[2], g.padBegin[2], kh, in, w + m * taps,
+                                bias ? bias[m] : 0.0f, yo + (oy - oy0) * ow, clamp);
         }
         if (!clamp)
           epilogue(yo, (oy1 - oy0) * ow);
@@ -510,8 +528,8 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   };
   // Output rows [oy0, oy1) of the outputs of input plane (n, ci).
   auto rows = [&](int64_t n, int64_t ci, int64_t oy0, int64_t oy1) {
-    if (stride2)
-      return stride2Rows(n, ci, oy0, oy1);
+    if (stride2 || stride1)
+      return fromInput(n, ci, oy0, oy1);
     C *buf = scratch<C, 2>(((oy1 - oy0 - 1) * g.strides[1] + halo) * p.rowPitch);
     C *tmp = fused ? scratch<C, 3>((oy1 - oy0) * p.rowPitch) : nullptr;
     // The tap pointers: on the stack for the usual kernels (up to 7x7).

@@ -148,8 +148,9 @@ const ConvCase kCases[] = {
     {40, 24, 1, 1, 1, 0, 15, 37}, // pointwise, fewer outputs than inputs: the same
     {8, 40, 1, 1, 1, 0, 24, 40},  // pointwise expansion: one GEMM
     {32, 16, 2, 1, 1, 0, 8, 9},   // pointwise, grouped: direct product per group
-    {6, 6, 6, 3, 2, 1, 20, 71},   // depthwise at stride 2: column phases gathered
-    {6, 6, 6, 3, 1, 1, 20, 90},   // depthwise, wide plane: one fused row
+    {6, 6, 6, 3, 2, 1, 20, 71},   // depthwise at stride 2: rows from the input (AVX-512)
+    {6, 6, 6, 3, 1, 1, 20, 90},   // depthwise, wide plane: rows from the input (AVX-512)
+    {6, 6, 6, 3, 1, 1, 20, 60},   // depthwise, narrower: one fused row
     {6, 6, 6, 3, 1, 1, 13, 17},  // depthwise, padded planes
     {6, 12, 6, 3, 2, 1, 20, 21}, // depthwise with a channel multiplier, strided
     {3, 10, 1, 3, 2, 1, 19, 23}, // strided: im2col + GEMM
