@@ -10,12 +10,16 @@
 //    run a direct loop over a zero-padded copy of each input plane, split
 //    by column phase for strided convolutions (PaddedPlan): one multiTapRow
 //    call (vectorized, run-time ISA dispatch) per output row, or per plane
-//    for narrow unit-stride rows; 3-D or odd geometry takes a row-by-row
-//    loop with scalar edges. Unit-stride float 1-D/2-D convolution is a
-//    direct product over zero-padded copies of the input planes, a band of
-//    output rows at a time (convProductDirect in runtime/Gemm.h: each row
-//    of the virtual column matrix is a plane read at a tap's offset, so no
-//    column matrix is written). Everything else is im2col + GEMM, the column
+//    for narrow unit-stride rows; on AVX-512, float rows of 3 taps at a
+//    column stride of 2, and wide ones at 1 of inputs larger than the
+//    caches, are read straight from the input rows (depthwiseStride2Row,
+//    depthwiseStride1Row); 3-D or odd geometry takes a row-by-row loop with
+//    scalar edges. Float 1-D/2-D convolution at strides 1 and 2 is a direct
+//    product over zero-padded (phase-split when strided) copies of the input
+//    planes, a band of output rows at a time (convProductDirect in
+//    runtime/Gemm.h: each row of the virtual column matrix is a plane read
+//    at a tap's offset, so no column matrix is written); at stride 2 only
+//    when its rows waste few columns. Everything else is im2col + GEMM, the column
 //    matrix written directly in the GEMM engine's packed-B panel layout (no
 //    second copy) for a few output rows at a time (sized for L2), from the
 //    same padded planes when they fit. The bias is added after the product,
