@@ -1437,24 +1437,38 @@ constexpr int64_t kDirectSlice = 2048;
 
 int64_t directColumnTile() { return directEngine().NR; }
 
-int64_t directRowTile() { return directEngine().MR; }
+int64_t directPanels(int64_t M) {
+  const int64_t MR = directEngine().MR;
+  return (M + MR - 1) / MR;
+}
+
+int64_t directPanelStart(int64_t M, int64_t p) { return M * p / directPanels(M); }
 
 int64_t directFilterElements(int64_t M, int64_t K) {
-  const int64_t MR = directEngine().MR;
-  return (M + MR - 1) / MR * MR * K;
+  return directPanels(M) * directEngine().MR * K;
 }
 
 void packDirectFilters(int64_t M, int64_t K, const float *A, int64_t lda, float *packed) {
-  packA(false, A, lda, 0, M, 0, K, directEngine().MR, packed);
+  const int64_t MR = directEngine().MR, panels = directPanels(M);
+  for (int64_t p = 0; p < panels; ++p) {
+    const int64_t m0 = directPanelStart(M, p), m1 = directPanelStart(M, p + 1);
+    packA(false, A + m0 * lda, lda, 0, m1 - m0, 0, K, MR, packed + p * MR * K);
+  }
 }
 
 void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B,
                        const int64_t *offsets, int64_t rows, int64_t pitch, int64_t width,
-                       float *C, int64_t ldc, const float *rowBias, const StoreClamp *clamp) {
+                       float *C, int64_t ldc, const float *rowBias, const StoreClamp *clamp,
+                       int64_t panelBegin, int64_t panelEnd) {
   if (M <= 0 || K <= 0 || rows <= 0 || width <= 0)
     return;
   const DirectEngine e = directEngine();
-  const int64_t MR = e.MR, NR = e.NR, W = NR / 2, panels = (M + MR - 1) / MR;
+  const int64_t MR = e.MR, NR = e.NR, W = NR / 2;
+  if (panelEnd < 0)
+    panelEnd = directPanels(M);
+  const int64_t panels = panelEnd - panelBegin;
+  if (panels <= 0)
+    return;
   const int64_t columns = (rows - 1) * pitch + width;
   // Two ways to cut the outputs into tiles of two halves of W columns:
   //  - by halves: each row is cut into halves from its start (the last one
@@ -1514,14 +1528,14 @@ void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B
     for (int64_t pc = 0; pc < K; pc += KC) {
       const int64_t kc = std::min(KC, K - pc);
       const bool last = pc + kc == K;
-      for (int64_t p = 0; p < panels; ++p) {
-        const int64_t m0 = p * MR, panelRows = std::min(MR, M - m0);
+      for (int64_t p = panelBegin; p < panelEnd; ++p) {
+        const int64_t m0 = directPanelStart(M, p), panelRows = directPanelStart(M, p + 1) - m0;
         const float *bias = last && rowBias ? rowBias + m0 : nullptr;
         for (int64_t t = tb; t < te; ++t) {
           const Place pl = place(t);
-          float *dst = pl.aside ? block.data() + m0 * ldd + (t - tb) * NR
+          float *dst = pl.aside ? block.data() + (p - panelBegin) * MR * ldd + (t - tb) * NR
                                 : C + m0 * ldc + pl.output;
-          e.kernel(kc, packed + m0 * K + pc * MR, B + pl.column, pl.bStep, offsets + pc, pc > 0,
+          e.kernel(kc, packed + p * MR * K + pc * MR, B + pl.column, pl.bStep, offsets + pc, pc > 0,
                    bias, last ? clamp : nullptr, dst, pl.outStep, pl.aside ? ldd : ldc,
                    panelRows, pl.n0, pl.n1);
         }
@@ -1534,9 +1548,12 @@ void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B
       for (int64_t v = t * NR; v < v1;) {
         const int64_t y = v / pitch, x = v % pitch, seg = std::min(v1 - v, pitch - x);
         if (const int64_t n = std::min(seg, width - x); n > 0)
-          for (int64_t m = 0; m < M; ++m)
-            std::memcpy(C + m * ldc + y * width + x, block.data() + m * ldd + (v - tb * NR),
-                        sizeof(float) * static_cast<size_t>(n));
+          for (int64_t p = panelBegin; p < panelEnd; ++p)
+            for (int64_t m = directPanelStart(M, p); m < directPanelStart(M, p + 1); ++m)
+              std::memcpy(C + m * ldc + y * width + x,
+                          block.data() + ((p - panelBegin) * MR + m - directPanelStart(M, p)) * ldd +
+                              (v - tb * NR),
+                          sizeof(float) * static_cast<size_t>(n));
         v += seg;
       }
     }

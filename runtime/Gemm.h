@@ -117,6 +117,14 @@ struct StoreClamp {
   float lo, hi;
 };
 
+/// Row panels of a direct convolution product of M rows: as few as the
+/// active engine's panel height allows, of balanced heights (panel p holds
+/// rows directPanelStart(M, p) to directPanelStart(M, p + 1)), so that no
+/// panel is a thin remainder (64 rows are 10 to 11 a panel, not 5 x 12 and
+/// a panel of 4, whose kernel ran at half the rate of the others).
+int64_t directPanels(int64_t M);
+int64_t directPanelStart(int64_t M, int64_t p);
+
 /// Elements of the packed filters of a direct convolution product: M x K
 /// in the active engine's row panels.
 int64_t directFilterElements(int64_t M, int64_t K);
@@ -139,11 +147,14 @@ void packDirectFilters(int64_t M, int64_t K, const float *A, int64_t lda, float 
 /// offsets[k] + (rows - 1) * pitch + width + kConvDirectSlack for every k
 /// (callers leave that much readable slack), and below
 /// offsets[k] + rows * pitch when width is a multiple of
-/// directColumnTile() / 2. Runs on the calling thread. Float only: the
-/// kernels of the active engine's family.
+/// directColumnTile() / 2. Only the rows of panels [panelBegin, panelEnd)
+/// are computed (all of them when panelEnd < 0); C and rowBias stay those
+/// of row 0. Runs on the calling thread. Float only: the kernels of the
+/// active engine's family.
 void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B,
                        const int64_t *offsets, int64_t rows, int64_t pitch, int64_t width,
-                       float *C, int64_t ldc, const float *rowBias, const StoreClamp *clamp);
+                       float *C, int64_t ldc, const float *rowBias, const StoreClamp *clamp,
+                       int64_t panelBegin = 0, int64_t panelEnd = -1);
 
 /// Elements past the last output's virtual column that convProductDirect
 /// may read.
@@ -151,11 +162,6 @@ constexpr int64_t kConvDirectSlack = 32;
 
 /// The column tile of convProductDirect's active engine.
 int64_t directColumnTile();
-
-/// The row tile of convProductDirect's active engine: packed filters start
-/// a panel every directRowTile() rows (row m0, a multiple of it, at
-/// packed + m0 * K).
-int64_t directRowTile();
 
 /// Given "baseline", "avx2" or "avx512", Execute: makes later calls use that
 /// micro-kernel family, Result: false (and no change) when the CPU lacks it.

@@ -825,7 +825,7 @@ void pointwiseDirect(const float *x, const float *w, const float *bias, float *y
                      int64_t Cin, int64_t M, int64_t group, int64_t planeSize,
                      const Epilogue<float> &epilogue) {
   const int64_t Cg = Cin / group, Mg = M / group, tile = directColumnTile();
-  const int64_t MR = directRowTile(), panels = (Mg + MR - 1) / MR;
+  const int64_t panels = directPanels(Mg);
   const int64_t tiles = planeSize / tile, filterSize = directFilterElements(Mg, Cg);
   float *filters = scratch<float, 4>(group * filterSize);
   for (int64_t gi = 0; gi < group; ++gi)
@@ -849,15 +849,15 @@ void pointwiseDirect(const float *x, const float *w, const float *bias, float *y
     const int64_t t = k % perGroup / blocks, bl = k % blocks;
     const int64_t gi = k / perGroup % group, n = k / perGroup / group;
     const int64_t j0 = tiles * t / pieces * tile, j1 = tiles * (t + 1) / pieces * tile;
-    const int64_t m0 = panels * bl / blocks * MR;
-    const int64_t m1 = std::min(Mg, panels * (bl + 1) / blocks * MR);
+    const int64_t p0 = panels * bl / blocks, p1 = panels * (bl + 1) / blocks;
+    const int64_t m0 = directPanelStart(Mg, p0), m1 = directPanelStart(Mg, p1);
     const float *xg = x + (n * Cin + gi * Cg) * planeSize;
     float *yg = y + (n * M + gi * Mg + m0) * planeSize;
     const float *bg = bias ? bias + gi * Mg + m0 : nullptr;
     if (j1 > j0)
-      convProductDirect(m1 - m0, Cg, filters + gi * filterSize + m0 * Cg, xg + j0,
-                        offsets.data(), 1, j1 - j0, j1 - j0, yg + j0, planeSize, bg,
-                        clampInProduct ? &sc : nullptr);
+      convProductDirect(Mg, Cg, filters + gi * filterSize, xg + j0, offsets.data(), 1, j1 - j0,
+                        j1 - j0, y + (n * M + gi * Mg) * planeSize + j0, planeSize,
+                        bias ? bias + gi * Mg : nullptr, clampInProduct ? &sc : nullptr, p0, p1);
     // The columns short of a tile: the last piece's.
     const int64_t end = t + 1 == pieces ? planeSize : j1;
     if (end > j1)
