@@ -1056,6 +1056,23 @@ __attribute__((target("avx512f"))) inline __m512 loadInRow(const float *row, int
   return _mm512_maskz_expandloadu_ps(m, row + start + lo);
 }
 
+/// y[x0 + 16 v + l] = clamp(acc[v][l] + bias) for those below ow.
+template <int V>
+__attribute__((target("avx512f"))) inline void storeDepthwiseSums(const __m512 *acc, __m512 bias,
+                                                                  const StoreClamp *clamp,
+                                                                  int64_t x0, int64_t ow,
+                                                                  float *y) {
+#pragma GCC unroll 4
+  for (int v = 0; v < V; ++v) {
+    const __m512 out = clampAvx512(_mm512_add_ps(acc[v], bias), clamp);
+    const int64_t x = x0 + 16 * v;
+    if (ow - x >= 16)
+      _mm512_storeu_ps(y + x, out);
+    else
+      _mm512_mask_storeu_ps(y + x, static_cast<__mmask16>((1u << (ow - x)) - 1u), out);
+  }
+}
+
 /// V x 16 outputs of depthwiseStride2Row from output x0 on (stored up to
 /// ow). Per input row, each 32 input columns are split into their even
 /// and odd columns by two permutes (taps 0 and 1), and tap 2's columns are
@@ -1104,15 +1121,7 @@ depthwiseStride2Step(int64_t x0, int64_t ow, int64_t iw, int64_t padLeft, int64_
       acc[v] = _mm512_fmadd_ps(w2, shifted, acc[v]);
     }
   }
-#pragma GCC unroll 4
-  for (int v = 0; v < V; ++v) {
-    const __m512 out = clampAvx512(_mm512_add_ps(acc[v], bias), clamp);
-    const int64_t x = x0 + 16 * v;
-    if (ow - x >= 16)
-      _mm512_storeu_ps(y + x, out);
-    else
-      _mm512_mask_storeu_ps(y + x, static_cast<__mmask16>((1u << (ow - x)) - 1u), out);
-  }
+  storeDepthwiseSums<V>(acc, bias, clamp, x0, ow, y);
 }
 
 /// V x 16 outputs of depthwiseStride1Row from output x0 on (stored up to
@@ -1145,72 +1154,51 @@ depthwiseStride1Step(int64_t x0, int64_t ow, int64_t iw, int64_t padLeft, int64_
           w2, Checked ? loadInRow(row, c + 2, iw) : _mm512_loadu_ps(row + c + 2), acc[v]);
     }
   }
-#pragma GCC unroll 4
-  for (int v = 0; v < V; ++v) {
-    const __m512 out = clampAvx512(_mm512_add_ps(acc[v], bias), clamp);
-    const int64_t x = x0 + 16 * v;
-    if (ow - x >= 16)
-      _mm512_storeu_ps(y + x, out);
-    else
-      _mm512_mask_storeu_ps(y + x, static_cast<__mmask16>((1u << (ow - x)) - 1u), out);
-  }
+  storeDepthwiseSums<V>(acc, bias, clamp, x0, ow, y);
 }
 
-/// depthwiseStride1Row with AVX-512: 64 outputs a step, then 16.
+/// A step of depthwiseStride1Row or depthwiseStride2Row (S: the column stride).
+template <int S, int V, bool Checked>
+__attribute__((target("avx512f"))) inline void
+depthwiseStep(int64_t x0, int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
+              const float *const *rows, const float *w, __m512 bias, const StoreClamp *clamp,
+              float *y) {
+  if constexpr (S == 1)
+    depthwiseStride1Step<V, Checked>(x0, ow, iw, padLeft, kh, rows, w, bias, clamp, y);
+  else
+    depthwiseStride2Step<V, Checked>(x0, ow, iw, padLeft, kh, rows, w, bias, clamp, y);
+}
+
+/// depthwiseStride1Row (S = 1) or depthwiseStride2Row (S = 2) with AVX-512:
+/// 64 outputs a step, then 16.
+template <int S>
 __attribute__((target("avx512f"))) void
-depthwiseStride1Avx512(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
-                       const float *const *rows, const float *w, float bias, float *y,
-                       const StoreClamp *clamp) {
+depthwiseRowAvx512(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh, const float *const *rows,
+                   const float *w, float bias, float *y, const StoreClamp *clamp) {
   const __m512 bv = _mm512_set1_ps(bias);
-  // Steps whose 16 V + 2 input columns lie in the row load without checks.
+  // Steps whose input columns lie in the row load without checks: from
+  // S x - padLeft, 16 V S of them (and the two after the last at S = 1;
+  // at S = 2 the one after is read on its own, checked).
   auto inside = [&](int64_t x, int64_t v) {
-    return x - padLeft >= 0 && x - padLeft + 16 * v + 2 <= iw;
+    const int64_t c = S * x - padLeft;
+    return c >= 0 && c + 16 * S * v + (S == 1 ? 2 : 0) <= iw;
   };
   int64_t x0 = 0;
   if (padLeft > 0) { // the first 16 outputs read left of the row
-    depthwiseStride1Step<1, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+    depthwiseStep<S, 1, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
     x0 = 16;
   }
   for (; x0 + 64 <= ow; x0 += 64) {
     if (inside(x0, 4))
-      depthwiseStride1Step<4, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+      depthwiseStep<S, 4, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
     else
-      depthwiseStride1Step<4, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+      depthwiseStep<S, 4, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
   }
   for (; x0 < ow; x0 += 16) {
     if (inside(x0, 1))
-      depthwiseStride1Step<1, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+      depthwiseStep<S, 1, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
     else
-      depthwiseStride1Step<1, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
-  }
-}
-
-/// depthwiseStride2Row with AVX-512: 64 outputs a step, then 16.
-__attribute__((target("avx512f"))) void
-depthwiseStride2Avx512(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
-                       const float *const *rows, const float *w, float bias, float *y,
-                       const StoreClamp *clamp) {
-  const __m512 bv = _mm512_set1_ps(bias);
-  // Steps whose 32 V input columns lie in the row load without checks.
-  auto inside = [&](int64_t x, int64_t v) {
-    return 2 * x - padLeft >= 0 && 2 * x - padLeft + 32 * v <= iw;
-  };
-  int64_t x0 = 0;
-  if (padLeft > 0) { // the first 16 outputs read left of the row
-    depthwiseStride2Step<1, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
-    x0 = 16;
-  }
-  for (; x0 + 64 <= ow; x0 += 64) {
-    if (inside(x0, 4))
-      depthwiseStride2Step<4, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
-    else
-      depthwiseStride2Step<4, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
-  }
-  for (; x0 < ow; x0 += 16) {
-    if (inside(x0, 1))
-      depthwiseStride2Step<1, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
-    else
-      depthwiseStride2Step<1, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+      depthwiseStep<S, 1, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
   }
 }
 #endif
@@ -1662,12 +1650,14 @@ void multiTapRow(int64_t n, int64_t taps, const float *const *src, const float *
   multiTapBaseline(n, taps, src, w, bias, clamp, y);
 }
 
-bool depthwiseStride2Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
-                         const float *const *rows, const float *w, float bias, float *y,
-                         const StoreClamp *clamp) {
+namespace {
+/// depthwiseStride1Row (S = 1) or depthwiseStride2Row (S = 2).
+template <int S>
+bool depthwiseRow(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh, const float *const *rows,
+                  const float *w, float bias, float *y, const StoreClamp *clamp) {
 #ifdef ONNXSLIM_GEMM_X86
   if (currentIsa().load() == Isa::Avx512) {
-    depthwiseStride2Avx512(ow, iw, padLeft, kh, rows, w, bias, y, clamp);
+    depthwiseRowAvx512<S>(ow, iw, padLeft, kh, rows, w, bias, y, clamp);
     return true;
   }
 #endif
@@ -1675,19 +1665,18 @@ bool depthwiseStride2Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
       (void)clamp;
   return false;
 }
+} // namespace
+
+bool depthwiseStride2Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
+                         const float *const *rows, const float *w, float bias, float *y,
+                         const StoreClamp *clamp) {
+  return depthwiseRow<2>(ow, iw, padLeft, kh, rows, w, bias, y, clamp);
+}
 
 bool depthwiseStride1Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
                          const float *const *rows, const float *w, float bias, float *y,
                          const StoreClamp *clamp) {
-#ifdef ONNXSLIM_GEMM_X86
-  if (currentIsa().load() == Isa::Avx512) {
-    depthwiseStride1Avx512(ow, iw, padLeft, kh, rows, w, bias, y, clamp);
-    return true;
-  }
-#endif
-  (void)ow, (void)iw, (void)padLeft, (void)kh, (void)rows, (void)w, (void)bias, (void)y,
-      (void)clamp;
-  return false;
+  return depthwiseRow<1>(ow, iw, padLeft, kh, rows, w, bias, y, clamp);
 }
 
 bool depthwiseStride2Available() {
