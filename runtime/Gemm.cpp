@@ -1452,9 +1452,12 @@ void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B
     return;
   const DirectEngine e = directEngine();
   const int64_t MR = e.MR, NR = e.NR, W = NR / 2;
+  const int64_t allPanels = directPanels(M);
   if (panelEnd < 0)
-    panelEnd = directPanels(M);
+    panelEnd = allPanels;
   const int64_t panels = panelEnd - panelBegin;
+  // First row of panel p (directPanelStart, without its engine lookup).
+  auto panelStart = [&](int64_t p) { return M * p / allPanels; };
   if (panels <= 0)
     return;
   const int64_t columns = (rows - 1) * pitch + width;
@@ -1517,14 +1520,14 @@ void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B
       const int64_t kc = std::min(KC, K - pc);
       const bool last = pc + kc == K;
       for (int64_t p = panelBegin; p < panelEnd; ++p) {
-        const int64_t m0 = directPanelStart(M, p), panelRows = directPanelStart(M, p + 1) - m0;
+        const int64_t m0 = panelStart(p), panelRows = panelStart(p + 1) - m0;
         const float *bias = last && rowBias ? rowBias + m0 : nullptr;
         for (int64_t t = tb; t < te; ++t) {
           const Place pl = place(t);
           float *dst = pl.aside ? block.data() + (p - panelBegin) * MR * ldd + (t - tb) * NR
                                 : C + m0 * ldc + pl.output;
-          e.kernel(kc, packed + p * MR * K + pc * MR, B + pl.column, pl.bStep, offsets + pc, pc > 0,
-                   bias, last ? clamp : nullptr, dst, pl.outStep, pl.aside ? ldd : ldc,
+          e.kernel(kc, packed + p * MR * K + pc * MR, B + pl.column, pl.bStep, offsets + pc,
+                   pc > 0, bias, last ? clamp : nullptr, dst, pl.outStep, pl.aside ? ldd : ldc,
                    panelRows, pl.n0, pl.n1);
         }
       }
@@ -1536,12 +1539,13 @@ void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B
       for (int64_t v = t * NR; v < v1;) {
         const int64_t y = v / pitch, x = v % pitch, seg = std::min(v1 - v, pitch - x);
         if (const int64_t n = std::min(seg, width - x); n > 0)
-          for (int64_t p = panelBegin; p < panelEnd; ++p)
-            for (int64_t m = directPanelStart(M, p); m < directPanelStart(M, p + 1); ++m)
-              std::memcpy(C + m * ldc + y * width + x,
-                          block.data() + ((p - panelBegin) * MR + m - directPanelStart(M, p)) * ldd +
-                              (v - tb * NR),
+          for (int64_t p = panelBegin; p < panelEnd; ++p) {
+            // Panel p's rows start at slot (p - panelBegin) * MR of `block`.
+            const float *slot = block.data() + (p - panelBegin) * MR * ldd + (v - tb * NR);
+            for (int64_t m = panelStart(p); m < panelStart(p + 1); ++m)
+              std::memcpy(C + m * ldc + y * width + x, slot + (m - panelStart(p)) * ldd,
                           sizeof(float) * static_cast<size_t>(n));
+          }
         v += seg;
       }
     }
@@ -1679,7 +1683,7 @@ bool depthwiseStride1Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
   return depthwiseRow<1>(ow, iw, padLeft, kh, rows, w, bias, y, clamp);
 }
 
-bool depthwiseStride2Available() {
+bool depthwiseRowsAvailable() {
 #ifdef ONNXSLIM_GEMM_X86
   return currentIsa().load() == Isa::Avx512;
 #else

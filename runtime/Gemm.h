@@ -93,7 +93,7 @@ bool depthwiseStride1Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
 
 /// Whether depthwiseStride2Row and depthwiseStride1Row run on the active
 /// engine.
-bool depthwiseStride2Available();
+bool depthwiseRowsAvailable();
 
 /// Columns of op(B) up to which a product takes dot products instead of
 /// packing (sgemm with A not transposed, and gemmFewColumns).
@@ -133,8 +133,8 @@ int64_t directFilterElements(int64_t M, int64_t K);
 /// into `packed` (directFilterElements(M, K) elements, 64-byte aligned).
 void packDirectFilters(int64_t M, int64_t K, const float *A, int64_t lda, float *packed);
 
-/// The product of a unit-stride convolution read straight from zero-padded
-/// input planes, with no column matrix ("implicit GEMM"). Row k of the
+/// The product of a convolution read straight from zero-padded input
+/// planes, with no column matrix ("implicit GEMM"). Row k of the
 /// virtual K x columns matrix B is the run B + offsets[k]; output (oy, ox),
 /// for oy < rows and ox < width, is virtual column v = oy * pitch + ox (the
 /// columns between rows, under the padding, are not computed). Given A

@@ -503,10 +503,11 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   // larger than the caches hold (depthwiseStride1Row; otherwise the copy
   // costs little and fused rows less per row than one call each).
   const bool rowKernel = std::is_same_v<C, float> && kw == 3 && g.dilations[2] == 1 &&
-                         kh <= kMaxFromInputRows && depthwiseStride2Available();
+                         kh <= kMaxFromInputRows && depthwiseRowsAvailable();
   const bool stride2 = rowKernel && g.strides[2] == 2;
   const bool stride1 = rowKernel && g.strides[2] == 1 && ow >= kFromInputWidth &&
                        N * Cin * inS >= kFromInputMinElements;
+  auto *const rowKernelFor = stride1 ? depthwiseStride1Row : depthwiseStride2Row;
   auto fromInput = [&](int64_t n, int64_t ci, int64_t oy0, int64_t oy1) {
     if constexpr (std::is_same_v<C, float>) {
       const float *plane = x + (n * Cin + ci) * inS;
@@ -518,12 +519,8 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
             const int64_t iy = oy * g.strides[1] + ky * g.dilations[1] - g.padBegin[1];
             in[ky] = iy >= 0 && iy < g.in[1] ? plane + iy * g.in[2] : nullptr;
           }
-          if (stride1)
-            depthwiseStride1Row(ow, g.in[2], g.padBegin[2], kh, in, w + m * taps,
-                                bias ? bias[m] : 0.0f, yo + (oy - oy0) * ow, clamp);
-          else
-            depthwiseStride2Row(ow, g.in[2], g.padBegin[2], kh, in, w + m * taps,
-                                bias ? bias[m] : 0.0f, yo + (oy - oy0) * ow, clamp);
+          rowKernelFor(ow, g.in[2], g.padBegin[2], kh, in, w + m * taps, bias ? bias[m] : 0.0f,
+                       yo + (oy - oy0) * ow, clamp);
         }
         if (!clamp)
           epilogue(yo, (oy1 - oy0) * ow);

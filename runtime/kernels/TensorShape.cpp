@@ -503,8 +503,8 @@ Status concatKernel(KernelContext &ctx) {
   ONNXSLIM_RETURN_IF_ERROR(checkOutputSize(ctx, dims, first.dtype()));
   // Not zeroed: every element is copied.
   TensorBuilder b(first.dtype(), dims, TensorBuilder::Fill::Uninitialized);
-  std::vector<int64_t> outStrides = stridesOf(dims);
   if (first.dtype() == DataType::String) {
+    const std::vector<int64_t> outStrides = stridesOf(dims);
     int64_t offset = 0;
     for (const Tensor *t : ins) {
       stridedCopy(*t, 0, t->dims(), stridesOf(t->dims()), b, offset * outStrides[axis],
