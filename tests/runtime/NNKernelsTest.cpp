@@ -751,6 +751,57 @@ TEST(PoolKernels, StrideTwoMaxPoolMatchesPerOutputLoop) {
   setThreadCount(1);
 }
 
+/// At unit stride the row-wise loop combines a tap's outputs in SIMD
+/// batches (combineRow): MaxPool gives the per-output loop's maxima (with
+/// -inf and ties in the input, rows from one element to past several
+/// batches, padded or not), and AveragePool the average of each window's
+/// taps inside the input.
+TEST(PoolKernels, UnitStrideRowsMatchPerOutputLoop) {
+  std::mt19937 rng(23);
+  for (int64_t w = 1; w <= 70; w += (w < 20 ? 1 : 7))
+    for (int64_t k : {1, 2, 3})
+      for (int64_t pad : {0, 1}) {
+        if (k > w + 2 * pad || pad >= k)
+          continue; // kernel wider than the padded row, or a pad as wide as it: errors
+        std::vector<float> x = randomFloats(rng, 2 * 4 * w);
+        x[static_cast<size_t>(w / 2)] = -std::numeric_limits<float>::infinity();
+        x[static_cast<size_t>(w - 1)] = x[0];
+        const std::vector<int64_t> pads = {pad, pad, pad, pad};
+        std::vector<Attr> attrs = {aInts("kernel_shape", {k, k}), aInts("pads", pads)};
+        NodeRun rowwise = runNode("MaxPool", 12, {floats({1, 2, 4, w}, x)}, attrs);
+        NodeRun perOutput = runNode("MaxPool", 12, {floats({1, 2, 4, w}, x)}, attrs, 2);
+        ASSERT_TRUE(rowwise.status.ok() && perOutput.status.ok()) << rowwise.status.message();
+        EXPECT_EQ(floatValues(rowwise.out()), floatValues(perOutput.out(0)))
+            << "MaxPool width " << w << ", kernel " << k << ", pad " << pad;
+        NodeRun avg = runNode("AveragePool", 11, {floats({1, 2, 4, w}, x)}, attrs);
+        ASSERT_TRUE(avg.status.ok()) << avg.status.message();
+        const std::vector<float> av = floatValues(avg.out());
+        const int64_t oh = 4 + 2 * pad - k + 1, ow = w + 2 * pad - k + 1;
+        ASSERT_EQ(av.size(), static_cast<size_t>(2 * oh * ow));
+        for (int64_t p = 0; p < 2; ++p)
+          for (int64_t oy = 0; oy < oh; ++oy)
+            for (int64_t ox = 0; ox < ow; ++ox) {
+              double sum = 0;
+              int count = 0;
+              for (int64_t ky = 0; ky < k; ++ky)
+                for (int64_t kx = 0; kx < k; ++kx) {
+                  const int64_t iy = oy + ky - pad, ix = ox + kx - pad;
+                  if (iy < 0 || iy >= 4 || ix < 0 || ix >= w)
+                    continue;
+                  sum += x[static_cast<size_t>((p * 4 + iy) * w + ix)];
+                  ++count;
+                }
+              const float a = av[static_cast<size_t>((p * oh + oy) * ow + ox)];
+              if (std::isinf(sum))
+                EXPECT_EQ(a, static_cast<float>(sum / count)) << "AveragePool width " << w;
+              else
+                EXPECT_NEAR(a, sum / count, 1e-5)
+                    << "AveragePool width " << w << ", kernel " << k << ", pad " << pad << " at "
+                    << oy << "," << ox;
+            }
+      }
+}
+
 /// Linear and cubic image resizes take blendLastTwo (its second pass
 /// vectorized with AVX-512: inputs permuted out of one load when upsampling,
 /// gathered when downsampling, masked at the row's end). Every engine gives
