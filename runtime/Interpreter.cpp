@@ -64,6 +64,10 @@ struct Step {
   /// Bit i: operand i is a local value read for the last time here (its
   /// slot is in `release`), so the kernel may reuse its bytes.
   uint64_t lastUseMask = 0;
+  /// Bit i: operand i is a constant of the plan (KernelContext::markConstant).
+  uint64_t constantMask = 0;
+  /// What the kernel keeps between runs (KernelContext::nodeState).
+  mutable std::shared_ptr<void> state;
   /// The head of a fused elementwise chain (runtime/ElementwiseChain.h):
   /// when operand chainInput is a float tensor of rank >= chainMinRank, this
   /// step runs `chain` over it, writes the result of the last of chainSteps
@@ -569,10 +573,13 @@ const GraphPlan &Interpreter::planFor(const Graph &graph) {
     if (!pinned[slot] && lastUse[slot] >= 0)
       p.steps[lastUse[slot]].release.push_back(slot);
   for (Step &st : p.steps)
-    for (size_t i = 0; i < st.operands.size() && i < 64; ++i)
+    for (size_t i = 0; i < st.operands.size() && i < 64; ++i) {
       if (st.operands[i].kind == Operand::Kind::Local &&
           std::find(st.release.begin(), st.release.end(), st.operands[i].slot) != st.release.end())
         st.lastUseMask |= uint64_t{1} << i;
+      if (st.operands[i].kind == Operand::Kind::Constant)
+        st.constantMask |= uint64_t{1} << i;
+    }
 
   const GraphPlan &ref = *plan;
   plans_.emplace(&graph, std::move(plan));
@@ -601,7 +608,8 @@ Status Interpreter::callKernel(const Node &node, const KernelDef *kernel, int64_
                                std::vector<const RtValue *> inputs, std::vector<RtValue> &outputs,
                                bool deterministicOnly, const KernelContext::OutputClamp *clamp,
                                bool *clamped, uint64_t lastUseMask, const Tensor *addend,
-                               bool *added) {
+                               bool *added, uint64_t constantMask,
+                               std::shared_ptr<void> *state) {
   if (!kernel) {
     std::string msg = "unsupported op " + domainLabel(node.domain()) + "." + node.opType() +
                       " version " + std::to_string(opset);
@@ -618,9 +626,13 @@ Status Interpreter::callKernel(const Node &node, const KernelDef *kernel, int64_
     ctx.requestOutputClamp(*clamp);
   if (addend)
     ctx.requestOutputAddend(addend);
-  for (size_t i = 0; i < 64; ++i)
+  for (size_t i = 0; i < 64; ++i) {
     if (lastUseMask >> i & 1)
       ctx.markLastUse(i);
+    if (constantMask >> i & 1)
+      ctx.markConstant(i);
+  }
+  ctx.setNodeState(state);
   Status s;
   try {
     s = kernel->fn(ctx);
@@ -746,7 +758,8 @@ Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &fram
                  ? callFunction(node, *st.function, inputs, outputs)
                  : callKernel(node, st.kernel, st.opset, std::move(inputs), outputs,
                               deterministicOnly_, st.fuseStep >= 0 ? &st.fuseClamp : nullptr,
-                              &clamped, st.lastUseMask, addend, &added);
+                              &clamped, st.lastUseMask, addend, &added, st.constantMask,
+                              &st.state);
   if (timed)
     recordTime(node,
                node.isDefaultDomain() ? node.opType() : node.domain() + "." + node.opType(),

@@ -144,7 +144,8 @@ private:
                     std::vector<const RtValue *> inputs, std::vector<RtValue> &outputs,
                     bool deterministicOnly, const KernelContext::OutputClamp *clamp = nullptr,
                     bool *clamped = nullptr, uint64_t lastUseMask = 0,
-                    const Tensor *addend = nullptr, bool *added = nullptr);
+                    const Tensor *addend = nullptr, bool *added = nullptr,
+                    uint64_t constantMask = 0, std::shared_ptr<void> *state = nullptr);
   Status callFunction(const Node &node, const Function &fn,
                       const std::vector<const RtValue *> &inputs, std::vector<RtValue> &outputs);
   const RtValue *lookupOuter(const Value *v) const;

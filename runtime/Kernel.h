@@ -283,6 +283,25 @@ public:
     return &t;
   }
 
+  /// Marks input i as a constant of the running plan (an initializer of the
+  /// graph being run): the same tensor, with the same contents, on every run
+  /// until the interpreter's plans are cleared.
+  void markConstant(size_t i) {
+    if (i < 64)
+      constant_ |= uint64_t{1} << i;
+  }
+  bool isConstantInput(size_t i) const { return i < 64 && (constant_ >> i & 1); }
+
+  /// State this kernel keeps for this node from one run of the interpreter
+  /// to the next (a constant weight repacked for its product), or null when
+  /// the node runs alone (constant folding). The slot lives as long as the
+  /// interpreter's plan of the node's graph and starts empty. What the
+  /// kernel keeps there may only be derived from constant inputs
+  /// (isConstantInput) and attributes, and the kernel checks on every call
+  /// that it was derived from the inputs it has now.
+  std::shared_ptr<void> *nodeState() const { return state_; }
+  void setNodeState(std::shared_ptr<void> *slot) { state_ = slot; }
+
 private:
   const Node &node_;
   int64_t opset_;
@@ -295,6 +314,8 @@ private:
   const Tensor *addend_ = nullptr;
   bool addendTaken_ = false;
   uint64_t lastUse_ = 0;
+  uint64_t constant_ = 0;
+  std::shared_ptr<void> *state_ = nullptr;
 };
 
 //===----------------------------------------------------------------------===//

@@ -55,6 +55,19 @@
 
 namespace onnxslim::rt {
 namespace nn {
+
+/// Filters packed for a direct product (packDirectFilters, group by group),
+/// with what they were packed from: w, its geometry and the engine whose
+/// panels they are in.
+struct PackedFilters {
+  const float *source = nullptr;
+  int64_t group = 0, Mg = 0, rows = 0;
+  std::string engine;
+  std::vector<float, xsimd::aligned_allocator<float, 64>> data;
+};
+
+std::shared_ptr<void> makePackedFilters() { return std::make_shared<PackedFilters>(); }
+
 namespace {
 
 /// Elements of the im2col/col2im buffer built at a time (a few MB).
@@ -736,6 +749,33 @@ void convFewColumns(const C *x, const C *w, const C *bias, C *y, int64_t N, int6
     }
 }
 
+/// Given the filters w of a float convolution ([group * Mg, rows]),
+/// Result: them packed for convProductDirect, group after group
+/// (directFilterElements(Mg, rows) apart): from `kept` when it holds them
+/// packed from the same w for the same geometry and engine, else packed
+/// into `kept` (kept for the next call) or, without it, into scratch.
+const float *directFilters(const float *w, int64_t group, int64_t Mg, int64_t rows,
+                           PackedFilters *kept) {
+  const int64_t size = directFilterElements(Mg, rows);
+  const char *engine = gemmEngineName();
+  if (kept && kept->source == w && kept->group == group && kept->Mg == Mg &&
+      kept->rows == rows && kept->engine == engine)
+    return kept->data.data();
+  float *packed = scratch<float, 4>(group * size);
+  if (kept) {
+    kept->data.resize(static_cast<size_t>(group * size));
+    packed = kept->data.data();
+    kept->source = w;
+    kept->group = group;
+    kept->Mg = Mg;
+    kept->rows = rows;
+    kept->engine = engine;
+  }
+  for (int64_t gi = 0; gi < group; ++gi)
+    packDirectFilters(Mg, rows, w + gi * Mg * rows, rows, packed + gi * size);
+  return packed;
+}
+
 /// Float 1-D/2-D convolution straight from zero-padded input planes (the
 /// layout of planPadded, split by column phase when strided), with no
 /// column matrix: row k = (c, tap) of the virtual column matrix is plane c
@@ -748,16 +788,14 @@ void convFewColumns(const C *x, const C *w, const C *bias, C *y, int64_t N, int6
 /// neither does the output on the thread count.
 void convDirect(const float *x, const float *w, const float *bias, float *y, int64_t N,
                 int64_t Cin, int64_t M, int64_t group, const Window::Dims3 &g,
-                const PaddedPlan &plan, const Epilogue<float> &epilogue) {
+                const PaddedPlan &plan, const Epilogue<float> &epilogue, PackedFilters *kept) {
   const int64_t Cg = Cin / group, Mg = M / group, kS = g.kernel[1] * g.kernel[2];
   const int64_t rows = Cg * kS, inS = g.in[1] * g.in[2], outS = g.out[1] * g.out[2];
   const int64_t oh = g.out[1], ow = g.out[2], pitch = plan.rowPitch, sy = g.strides[1];
   // Padded rows read by a band of n output rows: (n - 1) * sy + reach.
   const int64_t reach = plan.rows - (oh - 1) * sy;
   const int64_t filterSize = directFilterElements(Mg, rows);
-  float *filters = scratch<float, 4>(group * filterSize);
-  for (int64_t gi = 0; gi < group; ++gi)
-    packDirectFilters(Mg, rows, w + gi * Mg * rows, rows, filters + gi * filterSize);
+  const float *filters = directFilters(w, group, Mg, rows, kept);
   // Bands within kDirectBandElements, of at least kDirectMinBandColumns;
   // with threads, at least four per thread (a late worker then leaves its
   // share to the others).
@@ -820,13 +858,11 @@ bool pointwiseIsDirect(int64_t M, int64_t K, int64_t planeSize) {
 /// column's result depends on its task.
 void pointwiseDirect(const float *x, const float *w, const float *bias, float *y, int64_t N,
                      int64_t Cin, int64_t M, int64_t group, int64_t planeSize,
-                     const Epilogue<float> &epilogue) {
+                     const Epilogue<float> &epilogue, PackedFilters *kept) {
   const int64_t Cg = Cin / group, Mg = M / group, tile = directColumnTile();
   const int64_t panels = directPanels(Mg);
   const int64_t tiles = planeSize / tile, filterSize = directFilterElements(Mg, Cg);
-  float *filters = scratch<float, 4>(group * filterSize);
-  for (int64_t gi = 0; gi < group; ++gi)
-    packDirectFilters(Mg, Cg, w + gi * Mg * Cg, Cg, filters + gi * filterSize);
+  const float *filters = directFilters(w, group, Mg, Cg, kept);
   std::vector<int64_t> offsets(static_cast<size_t>(Cg));
   for (int64_t c = 0; c < Cg; ++c)
     offsets[static_cast<size_t>(c)] = c * planeSize;
@@ -874,7 +910,7 @@ void pointwiseDirect(const float *x, const float *w, const float *bias, float *y
 template <typename C>
 void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin, int64_t M,
                  int64_t group, const Window &win, const KernelContext::OutputClamp *outClamp,
-                 const C *addend) {
+                 const C *addend, PackedFilters *kept) {
   const Epilogue<C> epilogue(outClamp, addend, y);
   const Window::Dims3 g = win.to3d();
   const int64_t inS = win.inSize(), outS = win.outSize(), kS = win.kernelSize();
@@ -899,7 +935,7 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
   const int64_t rows = Cg * kS;
   if constexpr (std::is_same_v<C, float>)
     if (pointwise && pointwiseIsDirect(Mg, Cg, outS)) {
-      pointwiseDirect(x, w, bias, y, N, Cin, M, group, outS, epilogue);
+      pointwiseDirect(x, w, bias, y, N, Cin, M, group, outS, epilogue, kept);
       return;
     }
   if (pointwise) {
@@ -946,7 +982,7 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
         (!strided || (ow + half - 1) / half * half * 7 <= ow * 8) && planPadded(g, plan) &&
         Cg * (plan.rows - (g.out[1] - 1) * g.strides[1]) * plan.rowPitch <=
             kDirectPaddedBudget) {
-      convDirect(x, w, bias, y, N, Cin, M, group, g, plan, epilogue);
+      convDirect(x, w, bias, y, N, Cin, M, group, g, plan, epilogue, kept);
       return;
     }
   }
@@ -1039,10 +1075,12 @@ void convTransposeForward(const C *x, const C *w, const C *bias, C *y, int64_t N
 
 template void convForward<float>(const float *, const float *, const float *, float *, int64_t,
                                  int64_t, int64_t, int64_t, const Window &,
-                                 const KernelContext::OutputClamp *, const float *);
+                                 const KernelContext::OutputClamp *, const float *,
+                                 PackedFilters *);
 template void convForward<double>(const double *, const double *, const double *, double *,
                                   int64_t, int64_t, int64_t, int64_t, const Window &,
-                                  const KernelContext::OutputClamp *, const double *);
+                                  const KernelContext::OutputClamp *, const double *,
+                                  PackedFilters *);
 template void convTransposeForward<float>(const float *, const float *, const float *, float *,
                                           int64_t, int64_t, int64_t, int64_t, const Window &);
 template void convTransposeForward<double>(const double *, const double *, const double *,
@@ -1119,10 +1157,19 @@ template <typename T> Status convTyped(KernelContext &ctx) {
     clamp = ctx.takeOutputClamp();
   }
   if (Y.size() > 0) {
-    if constexpr (std::is_same_v<T, float>)
+    if constexpr (std::is_same_v<T, float>) {
+      // A constant W is packed for the direct product once, in the node's
+      // state, and reused by the next runs (as a runtime prepacks weights
+      // at session start).
+      PackedFilters *kept = nullptr;
+      if (std::shared_ptr<void> *state = ctx.nodeState(); state && ctx.isConstantInput(1)) {
+        if (!*state)
+          *state = makePackedFilters();
+        kept = static_cast<PackedFilters *>(state->get());
+      }
       convForward(X.data(), W.data(), hasBias ? B.data() : nullptr, Y.data(), N, Cin, M, group,
-                  win, clamp, addend);
-    else
+                  win, clamp, addend, kept);
+    } else
       convForward(X.data(), W.data(), hasBias ? B.data() : nullptr, Y.data(), N, Cin, M, group,
                   win, clamp);
   }

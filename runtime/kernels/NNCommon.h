@@ -224,10 +224,20 @@ namespace onnxslim::rt::nn {
 /// (a fused Add); with `clamp`, every output is then clamped as the Clip
 /// kernel does; both block by block while it is still in cache where the
 /// path allows (see KernelContext::OutputClamp and takeOutputAddend).
+///
+/// With `kept` (float only), filters packed for a direct product are kept
+/// there and reused by later calls with the same w, geometry and engine:
+/// the caller passes it only while w is a constant (the Conv kernel, from
+/// its node state, when W is an initializer).
+struct PackedFilters;
 template <typename C>
 void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin, int64_t M,
                  int64_t group, const Window &win,
-                 const KernelContext::OutputClamp *clamp = nullptr, const C *addend = nullptr);
+                 const KernelContext::OutputClamp *clamp = nullptr, const C *addend = nullptr,
+                 PackedFilters *kept = nullptr);
+
+/// A new, empty PackedFilters, owned by the caller (a node state).
+std::shared_ptr<void> makePackedFilters();
 
 /// Given X [N, Cin, in...], W [Cin, M/group, kernel...] and an optional bias
 /// [M], and a window whose `in` is the *output* image and `out` the input
