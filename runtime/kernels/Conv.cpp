@@ -873,6 +873,13 @@ void pointwiseDirect(const float *x, const float *w, const float *bias, float *y
     pieces = std::clamp<int64_t>(pieces, 1,
                                  std::max<int64_t>(1, tiles * tile / kMinThreadColumns));
     blocks = std::clamp<int64_t>((4 * threadCount() + pieces - 1) / pieces, 1, panels);
+    // A whole number of tasks per thread where the panels allow (mlsd's
+    // 20x20 layers: 3 x 3 tasks on two threads left one core a task idle).
+    for (int64_t b = blocks; b <= panels; ++b)
+      if (pieces * b % threadCount() == 0) {
+        blocks = b;
+        break;
+      }
   } else
     pieces = std::clamp<int64_t>(pieces, 1, std::max<int64_t>(1, tiles));
   const bool clampInProduct = epilogue.clamps && !epilogue.addend;
@@ -949,19 +956,40 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
     if (split)
       pieces = std::max<int64_t>(pieces, 4 * threadCount());
     pieces = std::max<int64_t>(1, std::min(pieces, outS / kMinThreadColumns));
+    // Planes too narrow for enough pieces (mlsd's 20x20 layers: three on
+    // two threads, one core idle for a third of the product) have their
+    // output channels cut into blocks of kMinBlockRows or more as well, the
+    // fewest that make the tasks at least two per thread and a whole number
+    // per thread. Tasks run block by block, so each core writes whole
+    // output planes. The GEMM's K slice depends on the columns only: a
+    // block's outputs see the operations of the whole product.
+    constexpr int64_t kMinBlockRows = 16;
+    const int64_t threads = threadCount();
+    int64_t blocks = 1;
+    if (split)
+      for (int64_t b = 1; b <= Mg / kMinBlockRows; ++b)
+        if (pieces * b >= 2 * threads && pieces * b % threads == 0) {
+          blocks = b;
+          break;
+        }
     for (int64_t n = 0; n < N; ++n)
       for (int64_t gi = 0; gi < group; ++gi) {
         const C *xg = x + (n * Cin + gi * Cg) * inS;
         C *yg = y + (n * M + gi * Mg) * outS;
-        auto piece = [&](int64_t t) {
+        const C *bg = biasOf(gi);
+        auto piece = [&](int64_t task) {
+          const int64_t t = task % pieces, b = task / pieces;
           const int64_t j0 = outS * t / pieces, j1 = outS * (t + 1) / pieces;
-          gemm(false, false, Mg, j1 - j0, Cg, C(1), w + gi * Mg * rows, rows, xg + j0, inS, C(0),
-               yg + j0, outS, biasOf(gi));
+          // Block edges on multiples of 8 rows (whole micro-kernel panels).
+          const int64_t m0 = b == 0 ? 0 : Mg * b / blocks / 8 * 8;
+          const int64_t m1 = b + 1 == blocks ? Mg : Mg * (b + 1) / blocks / 8 * 8;
+          gemm(false, false, m1 - m0, j1 - j0, Cg, C(1), w + (gi * Mg + m0) * rows, rows,
+               xg + j0, inS, C(0), yg + m0 * outS + j0, outS, bg ? bg + m0 : nullptr);
           if (epilogue.on())
-            for (int64_t m = 0; m < Mg; ++m)
+            for (int64_t m = m0; m < m1; ++m)
               epilogue(yg + m * outS + j0, j1 - j0);
         };
-        parallelForIf(split, pieces, piece);
+        parallelForIf(split, pieces * blocks, piece);
       }
     return;
   }

@@ -1156,6 +1156,10 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
   // column pieces (with a GEMM tail), and a small plane cut into row blocks.
   std::vector<float> xp = randomFloats(rng, 2 * 64 * 45 * 47), wp = randomFloats(rng, 40 * 64);
   std::vector<float> xq = randomFloats(rng, 256 * 6 * 7), wq = randomFloats(rng, 200 * 256);
+  // A pointwise expansion through the GEMM over a narrow plane: three
+  // column pieces, its output channels cut into blocks too.
+  std::vector<float> xe = randomFloats(rng, 64 * 20 * 20), we = randomFloats(rng, 384 * 64),
+                     be = randomFloats(rng, 384);
   auto runAll = [&](int threads) {
     setThreadCount(threads);
     std::vector<std::vector<float>> out;
@@ -1176,8 +1180,13 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
         runNode("Conv", 11, {floats({2, 64, 45, 47}, xp), floats({40, 64, 1, 1}, wp)}, {});
     NodeRun narrow =
         runNode("Conv", 11, {floats({1, 256, 6, 7}, xq), floats({200, 256, 1, 1}, wq)}, {});
+    NodeRun expand = runNode("Conv", 11,
+                             {floats({1, 64, 20, 20}, xe), floats({384, 64, 1, 1}, we),
+                              floats({384}, be)},
+                             {});
     EXPECT_TRUE(depthwise.status.ok() && shortPlanes.status.ok() && full.status.ok() &&
-                wide.status.ok() && narrow.status.ok());
+                wide.status.ok() && narrow.status.ok() && expand.status.ok());
+    out.push_back(floatValues(expand.out()));
     out.push_back(floatValues(wide.out()));
     out.push_back(floatValues(narrow.out()));
     out.push_back(floatValues(depthwise.out()));
