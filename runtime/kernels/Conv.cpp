@@ -19,7 +19,10 @@
 //    planes, a band of output rows at a time (convProductDirect in
 //    runtime/Gemm.h: each row of the virtual column matrix is a plane read
 //    at a tap's offset, so no column matrix is written); at stride 2 only
-//    when its rows waste few columns. Everything else is im2col + GEMM, the column
+//    when its rows waste few columns. The direct products' filters are
+//    packed into the engine's row panels; a constant W stays packed in the
+//    node's state from one run to the next (PackedFilters). Everything else
+//    is im2col + GEMM, the column
 //    matrix written directly in the GEMM engine's packed-B panel layout (no
 //    second copy) for a few output rows at a time (sized for L2), from the
 //    same padded planes when they fit. The bias is added after the product,
