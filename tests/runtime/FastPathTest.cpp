@@ -2,8 +2,9 @@
 //
 // Fast paths checked against the op's definition computed here: constant
 // Pad that writes only the border (random ranks, positive and negative pads,
-// zero and non-zero values, empty copies), and BatchNormalization writing in
-// place over a dying input.
+// zero and non-zero values, empty copies), Transpose (the tiled copy of a
+// transpose of the last two dims, and the strided one), and
+// BatchNormalization writing in place over a dying input.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Interpreter.h"
@@ -11,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -96,6 +98,75 @@ TEST(PadFastPath, ConstantPadMatchesDefinition) {
         if (++idx[a] < outDims[a])
           break;
         idx[a] = 0;
+      }
+    }
+  }
+}
+
+/// Transpose: every permutation of ranks 2 to 4 with dims around the tile
+/// edges, elements of 1, 2, 4 and 8 bytes, against out[i] =
+/// in[perm-mapped index]. Those whose last two output dims are a transpose
+/// in the source over more than 8 rows take the tiled copy (NCHW -> NHWC),
+/// the others the strided one (NHWC -> NCHW of 4 channels).
+TEST(TransposeFastPath, TiledAndStridedCopiesMatchDefinition) {
+  std::mt19937 rng(7);
+  const DataType types[] = {DataType::UInt8, DataType::Float16, DataType::Float, DataType::Int64};
+  for (int trial = 0; trial < 48; ++trial) {
+    int64_t rank = 2 + trial % 3;
+    std::vector<int64_t> dims(static_cast<size_t>(rank)), perm(dims.size());
+    const int64_t choices[] = {1, 3, 4, 31, 33, 70};
+    int64_t n = 1;
+    for (int64_t &d : dims) {
+      d = choices[rng() % (rank == 2 ? 6 : 5)];
+      n *= d;
+    }
+    if (trial % 8 == 0) { // NHWC -> NCHW of a small image with 4 channels
+      dims = {1, 9, 70, 4}, n = 9 * 70 * 4;
+      rank = 4;
+      perm.resize(4);
+    }
+    if (trial % 8 == 4) { // NCHW -> NHWC: 4 channels of 9 x 70
+      dims = {1, 4, 9, 70}, n = 9 * 70 * 4;
+      rank = 4;
+      perm.resize(4);
+    }
+    for (size_t a = 0; a < perm.size(); ++a)
+      perm[a] = static_cast<int64_t>(a);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    if (trial % 8 == 0)
+      perm = {0, 3, 1, 2};
+    if (trial % 8 == 4)
+      perm = {0, 2, 3, 1};
+    const DataType dt = types[trial % 4];
+    const size_t es = dt == DataType::UInt8 ? 1 : dt == DataType::Float16 ? 2 : dt == DataType::Float ? 4 : 8;
+    std::vector<uint8_t> bytes(static_cast<size_t>(n) * es);
+    for (uint8_t &b : bytes)
+      b = static_cast<uint8_t>(rng());
+    TensorBuilder in(dt, dims, TensorBuilder::Fill::Uninitialized);
+    std::memcpy(in.data(), bytes.data(), bytes.size());
+    std::vector<Attribute> attrs;
+    attrs.push_back(Attribute::makeInts("perm", perm));
+    TensorPtr out = runOne("Transpose", 13, {in.finish()}, {}, std::move(attrs));
+    ASSERT_TRUE(out);
+    std::vector<int64_t> outDims(dims.size()), strides(dims.size(), 1);
+    for (int64_t a = rank - 2; a >= 0; --a)
+      strides[static_cast<size_t>(a)] = strides[static_cast<size_t>(a + 1)] * dims[static_cast<size_t>(a + 1)];
+    for (size_t a = 0; a < perm.size(); ++a)
+      outDims[a] = dims[static_cast<size_t>(perm[a])];
+    ASSERT_EQ(out->dims(), outDims);
+    std::vector<int64_t> idx(dims.size(), 0);
+    for (int64_t o = 0; o < n; ++o) {
+      int64_t src = 0;
+      for (size_t a = 0; a < perm.size(); ++a)
+        src += idx[a] * strides[static_cast<size_t>(perm[a])];
+      ASSERT_EQ(std::memcmp(out->rawData() + static_cast<size_t>(o) * es,
+                            bytes.data() + static_cast<size_t>(src) * es, es),
+                0)
+          << "trial " << trial << " element " << o;
+      for (int64_t a = rank - 1; a >= 0; --a) {
+        if (++idx[static_cast<size_t>(a)] < outDims[static_cast<size_t>(a)])
+          break;
+        idx[static_cast<size_t>(a)] = 0;
       }
     }
   }
