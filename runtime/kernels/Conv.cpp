@@ -764,8 +764,10 @@ const float *directFilters(const float *w, int64_t group, int64_t Mg, int64_t ro
   if (kept && kept->source == w && kept->group == group && kept->Mg == Mg &&
       kept->rows == rows && kept->engine == engine)
     return kept->data.data();
-  float *packed = scratch<float, 4>(group * size);
-  if (kept) {
+  float *packed;
+  if (!kept)
+    packed = scratch<float, 4>(group * size);
+  else {
     kept->data.resize(static_cast<size_t>(group * size));
     packed = kept->data.data();
     kept->source = w;
