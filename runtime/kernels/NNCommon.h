@@ -216,6 +216,9 @@ namespace onnxslim::rt::nn {
 // Convolution engine (runtime/kernels/Conv.cpp; instantiated for float, double)
 //===----------------------------------------------------------------------===//
 
+/// Filters packed for a direct convolution product (Conv.cpp).
+struct PackedFilters;
+
 /// Given X [N, Cin, in...], W [M, Cin/group, kernel...], an optional bias [M]
 /// and a validated window, Execute: Y [N, M, out...] = conv(X, W) + bias
 /// (im2col + GEMM, a direct loop for depthwise, plain GEMM for 1x1),
@@ -229,7 +232,6 @@ namespace onnxslim::rt::nn {
 /// there and reused by later calls with the same w, geometry and engine:
 /// the caller passes it only while w is a constant (the Conv kernel, from
 /// its node state, when W is an initializer).
-struct PackedFilters;
 template <typename C>
 void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin, int64_t M,
                  int64_t group, const Window &win,
