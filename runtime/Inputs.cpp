@@ -11,6 +11,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -401,12 +403,32 @@ Status parseDimFlag(std::string_view flag, std::map<std::string, int64_t> &dims)
   return Status::success();
 }
 
+namespace {
+
+/// `t`, or a 64-byte aligned copy of it when its bytes sit at an offset that
+/// kernels could not view in place (a file's raw_data can start anywhere):
+/// copied once here rather than by every kernel that reads it, at every run.
+TensorPtr aligned(const TensorPtr &t) {
+  if (!t || t->dtype() == DataType::String || t->byteSize() == 0 ||
+      reinterpret_cast<uintptr_t>(t->rawData()) % 64 == 0 || !t->isConsistent())
+    return t;
+  TensorBuilder b(t->dtype(), t->dims(), TensorBuilder::Fill::Uninitialized);
+  std::memcpy(b.data(), t->rawData(), t->byteSize());
+  return b.finish();
+}
+
+} // namespace
+
 RtValue fromDataValue(const DataValue &value) {
   switch (value.kind) {
   case DataValue::Kind::Tensor:
-    return RtValue::fromTensor(value.tensor);
-  case DataValue::Kind::Sequence:
-    return RtValue::fromSequence(value.sequence);
+    return RtValue::fromTensor(aligned(value.tensor));
+  case DataValue::Kind::Sequence: {
+    std::vector<TensorPtr> elements;
+    for (const TensorPtr &t : value.sequence)
+      elements.push_back(aligned(t));
+    return RtValue::fromSequence(std::move(elements));
+  }
   case DataValue::Kind::Optional: {
     RtValue out;
     out.kind = RtValue::Kind::Optional;

@@ -280,7 +280,7 @@ template <typename T> Status viewElements(const Tensor &t, ElemView<T> &v) {
   } else {
     const uint8_t *raw = t.rawData();
     if (v.n_ > 0 && reinterpret_cast<uintptr_t>(raw) % alignof(T) != 0) {
-      v.copy_ = std::make_unique<T[]>(static_cast<size_t>(v.n_));
+      v.copy_ = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(v.n_));
       std::memcpy(static_cast<void *>(v.copy_.get()), raw, static_cast<size_t>(v.n_) * sizeof(T));
       v.ptr_ = v.copy_.get();
     } else {
