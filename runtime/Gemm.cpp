@@ -1201,6 +1201,112 @@ depthwiseRowAvx512(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh, const fl
       depthwiseStep<S, 1, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
   }
 }
+
+/// Tap kx's input columns for output vector v of a narrow row: lanes l of
+/// columns 16 v + l + D, from the row's vectors R (R[u + 1] holds columns
+/// 16 u to 16 u + 15, zero past the row; R[0] and R[U + 1] are zero).
+template <int D>
+__attribute__((target("avx512f"))) inline __m512 narrowTap(const __m512 *R, int v) {
+  // (The maskz form: the plain one leaves an undefined operand that GCC
+  // reports as maybe uninitialized.)
+  if constexpr (D == 0)
+    return R[v + 1];
+  else if constexpr (D > 0)
+    return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(
+        0xFFFF, _mm512_castps_si512(R[v + 2]), _mm512_castps_si512(R[v + 1]), D));
+  else
+    return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(
+        0xFFFF, _mm512_castps_si512(R[v + 1]), _mm512_castps_si512(R[v]), 16 + D));
+}
+
+/// RB output rows from oy on of depthwiseNarrowRows (U input vectors a row,
+/// V output vectors, PL columns of left padding). Input row i of the group
+/// feeds output row r through kernel row i - r, so each output's taps are
+/// summed in kernel-row order, then column order, from zero: the order of
+/// multiTapRow over a padded copy. RB x V sums at once, so that their
+/// chains of dependent multiply-adds overlap.
+template <int U, int V, int RB, int PL>
+__attribute__((target("avx512f"))) void
+depthwiseNarrowGroup(int64_t oy, int64_t ow, int64_t ih, int64_t iw, int64_t padTop,
+                     const float *plane, const float *w, __m512 bias, const StoreClamp *clamp,
+                     float *y) {
+  const auto lastLanes = static_cast<__mmask16>((1u << (iw - 16 * (U - 1))) - 1u);
+  __m512 acc[RB][V];
+#pragma GCC unroll 8
+  for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v)
+      acc[r][v] = _mm512_setzero_ps();
+#pragma GCC unroll 10
+  for (int i = 0; i < RB + 2; ++i) {
+    const int64_t iy = oy - padTop + i;
+    if (iy < 0 || iy >= ih)
+      continue;
+    const float *row = plane + iy * iw;
+    __m512 R[U + 2];
+    R[0] = R[U + 1] = _mm512_setzero_ps();
+#pragma GCC unroll 5
+    for (int u = 0; u < U; ++u)
+      R[u + 1] = u + 1 < U ? _mm512_loadu_ps(row + 16 * u)
+                           : _mm512_maskz_loadu_ps(lastLanes, row + 16 * u);
+    __m512 t0[V], t1[V], t2[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      t0[v] = narrowTap<0 - PL>(R, v);
+      t1[v] = narrowTap<1 - PL>(R, v);
+      t2[v] = narrowTap<2 - PL>(R, v);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < RB; ++r) {
+      const int ky = i - r;
+      if (ky < 0 || ky > 2)
+        continue;
+      const __m512 w0 = _mm512_set1_ps(w[3 * ky]), w1 = _mm512_set1_ps(w[3 * ky + 1]),
+                   w2 = _mm512_set1_ps(w[3 * ky + 2]);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) {
+        acc[r][v] = _mm512_fmadd_ps(w0, t0[v], acc[r][v]);
+        acc[r][v] = _mm512_fmadd_ps(w1, t1[v], acc[r][v]);
+        acc[r][v] = _mm512_fmadd_ps(w2, t2[v], acc[r][v]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < RB; ++r)
+    storeDepthwiseSums<V>(acc[r], bias, clamp, 0, ow, y + r * ow);
+}
+
+/// depthwiseNarrowRows for U input and V output vectors a row: groups of
+/// RB rows (about 8 sums at once), then the remaining rows one by one.
+template <int U, int V, int PL>
+__attribute__((target("avx512f"))) void
+depthwiseNarrowPlane(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64_t iw,
+                     int64_t padTop, const float *plane, const float *w, float bias,
+                     float *y, const StoreClamp *clamp) {
+  constexpr int RB = V == 1 ? 8 : V == 2 ? 4 : V == 3 ? 3 : 2;
+  const __m512 bv = _mm512_set1_ps(bias);
+  int64_t oy = oy0;
+  for (; oy + RB <= oy1; oy += RB, y += RB * ow)
+    depthwiseNarrowGroup<U, V, RB, PL>(oy, ow, ih, iw, padTop, plane, w, bv, clamp, y);
+  for (; oy < oy1; ++oy, y += ow)
+    depthwiseNarrowGroup<U, V, 1, PL>(oy, ow, ih, iw, padTop, plane, w, bv, clamp, y);
+}
+
+/// depthwiseNarrowPlane's instance for the geometry, or null.
+using NarrowPlaneFn = void (*)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                               const float *, const float *, float, float *, const StoreClamp *);
+template <int PL> NarrowPlaneFn narrowPlaneFor(int64_t U, int64_t V) {
+  static constexpr NarrowPlaneFn kTable[5][4] = {
+      {depthwiseNarrowPlane<1, 1, PL>},
+      {depthwiseNarrowPlane<2, 1, PL>, depthwiseNarrowPlane<2, 2, PL>},
+      {depthwiseNarrowPlane<3, 1, PL>, depthwiseNarrowPlane<3, 2, PL>,
+       depthwiseNarrowPlane<3, 3, PL>},
+      {depthwiseNarrowPlane<4, 1, PL>, depthwiseNarrowPlane<4, 2, PL>,
+       depthwiseNarrowPlane<4, 3, PL>, depthwiseNarrowPlane<4, 4, PL>},
+      {depthwiseNarrowPlane<5, 1, PL>, depthwiseNarrowPlane<5, 2, PL>,
+       depthwiseNarrowPlane<5, 3, PL>, depthwiseNarrowPlane<5, 4, PL>}};
+  return U >= 1 && U <= 5 && V >= 1 && V <= 4 ? kTable[U - 1][V - 1] : nullptr;
+}
 #endif
 
 //===----------------------------------------------------------------------===//
@@ -1681,6 +1787,43 @@ bool depthwiseStride1Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
                          const float *const *rows, const float *w, float bias, float *y,
                          const StoreClamp *clamp) {
   return depthwiseRow<1>(ow, iw, padLeft, kh, rows, w, bias, y, clamp);
+}
+
+namespace {
+/// The narrow-plane kernel for the geometry on the active engine, or null.
+#ifdef ONNXSLIM_GEMM_X86
+NarrowPlaneFn narrowPlane(int64_t ow, int64_t iw, int64_t padLeft) {
+  if (currentIsa().load() != Isa::Avx512 || ow < 1 || iw < 1 || padLeft < 0 || padLeft > 1)
+    return nullptr;
+  const int64_t U = (iw + 15) / 16, V = (ow + 15) / 16;
+  if (V > 4 || U > 5 || V > U)
+    return nullptr;
+  return padLeft == 0 ? narrowPlaneFor<0>(U, V) : narrowPlaneFor<1>(U, V);
+}
+#endif
+} // namespace
+
+bool depthwiseNarrowFits(int64_t ow, int64_t iw, int64_t padLeft) {
+#ifdef ONNXSLIM_GEMM_X86
+  return narrowPlane(ow, iw, padLeft) != nullptr;
+#else
+  (void)ow, (void)iw, (void)padLeft;
+  return false;
+#endif
+}
+
+bool depthwiseNarrowRows(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64_t iw,
+                         int64_t padTop, int64_t padLeft, const float *plane, const float *w,
+                         float bias, float *y, const StoreClamp *clamp) {
+#ifdef ONNXSLIM_GEMM_X86
+  if (NarrowPlaneFn fn = narrowPlane(ow, iw, padLeft)) {
+    fn(oy0, oy1, ow, ih, iw, padTop, plane, w, bias, y, clamp);
+    return true;
+  }
+#endif
+  (void)oy0, (void)oy1, (void)ow, (void)ih, (void)iw, (void)padTop, (void)padLeft, (void)plane,
+      (void)w, (void)bias, (void)y, (void)clamp;
+  return false;
 }
 
 bool depthwiseRowsAvailable() {

@@ -91,6 +91,27 @@ bool depthwiseStride1Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
                          const float *const *rows, const float *w, float bias, float *y,
                          const StoreClamp *clamp = nullptr);
 
+/// Output rows [oy0, oy1) of one plane of a 3x3 depthwise convolution at
+/// unit strides and dilations, read straight from the input plane (ih x iw,
+/// row pitch iw) and written to y (output row oy0 first, row pitch ow):
+/// y[oy][ox] = clamp(sum over the kernel rows inside the plane and kx < 3
+/// of w[3 ky + kx] * in[oy - padTop + ky][ox - padLeft + kx] + bias), with
+/// in zero left and right of the rows; the sums multiTapRow computes over a
+/// zero-padded copy (the same taps in the same order from zero, fused
+/// multiply-adds, the bias, then the clamp when given). For narrow planes,
+/// whose rows are too short for a call each: several rows' sums are
+/// computed at once. Result: false, with nothing written, when the active
+/// engine has no such kernel (it is AVX-512's) or the geometry is outside
+/// depthwiseNarrowFits.
+bool depthwiseNarrowRows(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64_t iw,
+                         int64_t padTop, int64_t padLeft, const float *plane, const float *w,
+                         float bias, float *y, const StoreClamp *clamp = nullptr);
+
+/// Whether depthwiseNarrowRows takes rows of ow outputs from input rows of
+/// iw with padLeft columns of padding: on AVX-512, up to 64 outputs and 80
+/// inputs a row, padLeft 0 or 1.
+bool depthwiseNarrowFits(int64_t ow, int64_t iw, int64_t padLeft);
+
 /// Whether depthwiseStride2Row and depthwiseStride1Row run on the active
 /// engine.
 bool depthwiseRowsAvailable();

@@ -464,6 +464,19 @@ constexpr int64_t kFuseWideWidth = 256;
 constexpr int64_t kMinBandRows = 4;
 constexpr int64_t kMinBandOutputs = 512;
 
+/// Output planes smaller than this many elements are split across threads
+/// by channels (depthwise: whole planes; pointwise: blocks of output
+/// channels), larger ones by rows or columns. Either way each core's part
+/// of a tensor is the part it wrote in the layer before, and with channels
+/// one contiguous range: cut into bands of a small plane's rows, a core's
+/// part was many short runs, and the runs the other core wrote next to
+/// them (which its prefetches reach) crossed between the two core
+/// complexes of the bench machine. Measured on two threads: mlsd_tiny
+/// (40x40 and 20x20 stages) 0.82x as long, three 96->576->depthwise->96
+/// blocks at 32x32 0.84x; face_back's 128x128 stage, split by channels,
+/// took 1.3x as long, so larger planes keep their rows and columns.
+constexpr int64_t kChannelSplitPlane = 4096;
+
 /// Most kernel rows of a depthwise convolution read straight from its
 /// input rows (depthwiseStride2Row, depthwiseStride1Row).
 constexpr int64_t kMaxFromInputRows = 7;
@@ -524,6 +537,13 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   const bool stride1 = rowKernel && g.strides[2] == 1 && ow >= kFromInputWidth &&
                        N * Cin * inS >= kFromInputMinElements;
   auto *const rowKernelFor = stride1 ? depthwiseStride1Row : depthwiseStride2Row;
+  // Narrow 3x3 planes at unit strides are read straight from the input as
+  // well, several rows at a time (depthwiseNarrowRows): the padded copy,
+  // the fused row's scratch and its copy out cost more than the taps
+  // (eight 576x32x32 layers in a row took 0.54x as long on one thread).
+  const bool narrow = std::is_same_v<C, float> && kh == 3 && kw == 3 && g.strides[1] == 1 &&
+                      g.strides[2] == 1 && g.dilations[1] == 1 && g.dilations[2] == 1 &&
+                      depthwiseNarrowFits(ow, g.in[2], g.padBegin[2]);
   auto fromInput = [&](int64_t n, int64_t ci, int64_t oy0, int64_t oy1) {
     if constexpr (std::is_same_v<C, float>) {
       const float *plane = x + (n * Cin + ci) * inS;
@@ -543,8 +563,22 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
       }
     }
   };
+  auto fromNarrow = [&](int64_t n, int64_t ci, int64_t oy0, int64_t oy1) {
+    if constexpr (std::is_same_v<C, float>) {
+      const float *plane = x + (n * Cin + ci) * inS;
+      for (int64_t m = ci * Mg; m < (ci + 1) * Mg; ++m) {
+        C *yo = y + (n * M + m) * outS + oy0 * ow;
+        depthwiseNarrowRows(oy0, oy1, ow, g.in[1], g.in[2], g.padBegin[1], g.padBegin[2], plane,
+                            w + m * taps, bias ? bias[m] : 0.0f, yo, clamp);
+        if (!clamp)
+          epilogue(yo, (oy1 - oy0) * ow);
+      }
+    }
+  };
   // Output rows [oy0, oy1) of the outputs of input plane (n, ci).
   auto rows = [&](int64_t n, int64_t ci, int64_t oy0, int64_t oy1) {
+    if (narrow)
+      return fromNarrow(n, ci, oy0, oy1);
     if (stride2 || stride1)
       return fromInput(n, ci, oy0, oy1);
     C *buf = scratch<C, 2>(((oy1 - oy0 - 1) * g.strides[1] + halo) * p.rowPitch);
@@ -608,7 +642,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   // A whole number of bands per thread (three bands on two threads left
   // one core idle for a third of mlsd's 144x80x80 stride-2 layer).
   int64_t bands = 0;
-  if (split) {
+  if (split && outS >= kChannelSplitPlane) {
     bands = std::min<int64_t>({4 * threadCount(), oh / kMinBandRows, oh * ow / kMinBandOutputs});
     bands -= bands % threadCount();
   }
@@ -877,6 +911,9 @@ void pointwiseDirect(const float *x, const float *w, const float *bias, float *y
     pieces = std::max<int64_t>(pieces, 4 * threadCount());
     pieces = std::clamp<int64_t>(pieces, 1,
                                  std::max<int64_t>(1, tiles * tile / kMinThreadColumns));
+    // Narrow planes by blocks of output channels alone (kChannelSplitPlane).
+    if (planeSize < kChannelSplitPlane && panels >= threadCount())
+      pieces = 1;
     blocks = std::clamp<int64_t>((4 * threadCount() + pieces - 1) / pieces, 1, panels);
     // A whole number of tasks per thread where the panels allow (mlsd's
     // 20x20 layers: 3 x 3 tasks on two threads left one core a task idle).
@@ -961,6 +998,13 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
     if (split)
       pieces = std::max<int64_t>(pieces, 4 * threadCount());
     pieces = std::max<int64_t>(1, std::min(pieces, outS / kMinThreadColumns));
+    constexpr int64_t kMinBlockRows = 16;
+    // Narrow planes (see kChannelSplitPlane) are split by output channels
+    // alone, when they have rows for a block per thread.
+    const bool byChannels = split && outS < kChannelSplitPlane &&
+                            Mg >= kMinBlockRows * threadCount();
+    if (byChannels)
+      pieces = 1;
     // Planes too narrow for enough pieces (mlsd's 20x20 layers: three on
     // two threads, one core idle for a third of the product) have their
     // output channels cut into blocks of kMinBlockRows or more as well, the
@@ -968,15 +1012,22 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
     // per thread. Tasks run block by block, so each core writes whole
     // output planes. The GEMM's K slice depends on the columns only: a
     // block's outputs see the operations of the whole product.
-    constexpr int64_t kMinBlockRows = 16;
     const int64_t threads = threadCount();
     int64_t blocks = 1;
-    if (split)
+    // (Split by channels: at least one block per thread when two are too
+    // many for the rows.)
+    auto fewestBlocks = [&](int64_t least) {
       for (int64_t b = 1; b <= Mg / kMinBlockRows; ++b)
-        if (pieces * b >= 2 * threads && pieces * b % threads == 0) {
-          blocks = b;
-          break;
-        }
+        if (pieces * b >= least && pieces * b % threads == 0)
+          return b;
+      return int64_t{0};
+    };
+    if (split) {
+      blocks = fewestBlocks(2 * threads);
+      if (blocks == 0 && byChannels)
+        blocks = fewestBlocks(threads);
+      blocks = std::max<int64_t>(blocks, 1);
+    }
     for (int64_t n = 0; n < N; ++n)
       for (int64_t gi = 0; gi < group; ++gi) {
         const C *xg = x + (n * Cin + gi * Cg) * inS;

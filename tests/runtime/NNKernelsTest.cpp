@@ -490,6 +490,96 @@ TEST(ConvKernel, DepthwiseStride1RowsFromTheInputMatchNaive) {
                    59, "stride-1 depthwise conv");
 }
 
+/// Narrow 3x3 depthwise planes at unit strides are read straight from the
+/// input several rows at a time (depthwiseNarrowRows on AVX-512; the padded
+/// path on the other engines): output widths from 1 to 64 around the
+/// 16-lane vectors (one to four a row), pads of 0 and 1 on the left and up
+/// to 2 on the right (inputs of up to 66 columns: five vectors), top and
+/// bottom pads of 0 to 2, heights of 1 to 11 (groups of rows and the rows
+/// left over), a channel multiplier, several images.
+TEST(ConvKernel, DepthwiseNarrowPlanesMatchNaive) {
+  checkConvConfigs({{1, 3, 3, 3, {11, 1}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 3, 3, 3, {9, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {2, 4, 4, 4, {7, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 4, 8, 4, {10, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 5, 5, 5, {3, 32}, {3, 3}, {1, 1}, {1, 1}, {0, 1, 2, 1}},
+                    {1, 5, 5, 5, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 3, 3, 3, {6, 33}, {3, 3}, {1, 1}, {1, 1}, {2, 0, 0, 2}},
+                    {1, 3, 3, 3, {40, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 3, 3, 3, {5, 49}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 2, 2, 2, {4, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 2, 2, 2, {3, 66}, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    {1, 2, 2, 2, {1, 63}, {3, 3}, {1, 1}, {1, 1}, {1, 0, 1, 2}}},
+                   61, "narrow depthwise conv");
+}
+
+/// depthwiseNarrowRows computes each output as multiTapRow does over a
+/// zero-padded copy of the plane (the same taps, in the same order, from
+/// zero; then the bias, then the clamp): the same bits, for whole planes
+/// and for bands of rows, widths of one to four vectors, left pads of 0
+/// and 1.
+TEST(ConvKernel, DepthwiseNarrowRowsAreTheSumsOfThePaddedPath) {
+  if (!depthwiseRowsAvailable()) {
+    // Only AVX-512 has the kernel; elsewhere it must decline.
+    std::vector<float> plane(16), w(9), y(16);
+    EXPECT_FALSE(depthwiseNarrowRows(0, 1, 16, 1, 16, 1, 1, plane.data(), w.data(), 0.0f, y.data()));
+    return;
+  }
+  std::mt19937 rng(67);
+  const StoreClamp clamp{-0.5f, 0.75f};
+  for (int64_t ow : {1, 7, 16, 23, 32, 40, 47, 64})
+    for (int64_t padLeft : {0, 1})
+      for (int64_t oh : {1, 5, 12}) {
+        const int64_t padTop = 1, ih = oh, iw = ow + 2 - 2 * padLeft;
+        // Input columns iw: outputs ox read ox - padLeft + kx, the right
+        // side padded by padLeft too.
+        ASSERT_TRUE(depthwiseNarrowFits(ow, iw, padLeft)) << ow << " " << iw;
+        std::vector<float> plane = randomFloats(rng, ih * iw), w = randomFloats(rng, 9);
+        const float bias = randomFloats(rng, 1)[0];
+        // The padded copy: rows -1 .. ih, columns -padLeft .. ow + 1 - padLeft.
+        const int64_t pitch = ow + 2;
+        std::vector<float> padded(static_cast<size_t>((ih + 2) * pitch), 0.0f);
+        for (int64_t r = 0; r < ih; ++r)
+          for (int64_t c = 0; c < iw; ++c)
+            padded[static_cast<size_t>((r + 1) * pitch + c + padLeft)] = plane[r * iw + c];
+        for (const StoreClamp *cl : {static_cast<const StoreClamp *>(nullptr), &clamp}) {
+          std::vector<float> want(static_cast<size_t>(oh * ow));
+          for (int64_t oy = 0; oy < oh; ++oy) {
+            // Taps in rows of the padding are left out, as the padded path
+            // leaves them out.
+            const float *src[9];
+            float wk[9];
+            int live = 0;
+            for (int64_t ky = 0; ky < 3; ++ky) {
+              const int64_t iy = oy - padTop + ky;
+              if (iy < 0 || iy >= ih)
+                continue;
+              for (int64_t kx = 0; kx < 3; ++kx) {
+                src[live] = padded.data() + (iy + 1) * pitch + kx;
+                wk[live++] = w[static_cast<size_t>(3 * ky + kx)];
+              }
+            }
+            multiTapRow(ow, live, src, wk, bias, want.data() + oy * ow, cl);
+          }
+          for (int64_t split : {int64_t{0}, oh / 2}) {
+            std::vector<float> got(static_cast<size_t>(oh * ow), -7.0f);
+            ASSERT_TRUE(depthwiseNarrowRows(0, split, ow, ih, iw, padTop, padLeft, plane.data(),
+                                            w.data(), bias, got.data(), cl));
+            ASSERT_TRUE(depthwiseNarrowRows(split, oh, ow, ih, iw, padTop, padLeft, plane.data(),
+                                            w.data(), bias, got.data() + split * ow, cl));
+            EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+                << "ow " << ow << " padLeft " << padLeft << " oh " << oh << " split " << split
+                << (cl ? " clamped" : "");
+          }
+        }
+      }
+  // Outside the kernel's reach: rows of more than four vectors, inputs of
+  // more than five, left pads of 2.
+  EXPECT_FALSE(depthwiseNarrowFits(65, 67, 1));
+  EXPECT_FALSE(depthwiseNarrowFits(64, 81, 0));
+  EXPECT_FALSE(depthwiseNarrowFits(32, 36, 2));
+}
+
 /// Depthwise planes 64 to 255 wide and at least four kernels tall run as one
 /// fused row of the padded pitch (kFuseWideWidth): unit and dilated rows,
 /// a channel multiplier, asymmetric pads, against the naive definition on
@@ -1152,6 +1242,11 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
   // bands of output rows, short ones one plane per task.
   std::vector<float> xd = randomFloats(rng, 2 * 48 * 64 * 64), dw = randomFloats(rng, 48 * 9);
   std::vector<float> xs = randomFloats(rng, 2 * 512 * 8 * 8), ds = randomFloats(rng, 512 * 9);
+  // Narrow planes (below kChannelSplitPlane) split by channels: a depthwise
+  // layer, and a pointwise reduction (direct product) and expansion (GEMM)
+  // by blocks of output channels.
+  std::vector<float> xn = randomFloats(rng, 2 * 96 * 32 * 32), dn = randomFloats(rng, 96 * 9);
+  std::vector<float> wr = randomFloats(rng, 24 * 96), wx = randomFloats(rng, 576 * 96);
   // Pointwise convolutions as direct products: a large plane cut into
   // column pieces (with a GEMM tail), and a small plane cut into row blocks.
   std::vector<float> xp = randomFloats(rng, 2 * 64 * 45 * 47), wp = randomFloats(rng, 40 * 64);
@@ -1184,8 +1279,19 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
                              {floats({1, 64, 20, 20}, xe), floats({384, 64, 1, 1}, we),
                               floats({384}, be)},
                              {});
+    NodeRun narrowDepthwise =
+        runNode("Conv", 11, {floats({2, 96, 32, 32}, xn), floats({96, 1, 3, 3}, dn)},
+                {aInt("group", 96), aInts("pads", {1, 1, 1, 1})});
+    NodeRun reduce =
+        runNode("Conv", 11, {floats({2, 96, 32, 32}, xn), floats({24, 96, 1, 1}, wr)}, {});
+    NodeRun widen =
+        runNode("Conv", 11, {floats({2, 96, 32, 32}, xn), floats({576, 96, 1, 1}, wx)}, {});
     EXPECT_TRUE(depthwise.status.ok() && shortPlanes.status.ok() && full.status.ok() &&
-                wide.status.ok() && narrow.status.ok() && expand.status.ok());
+                wide.status.ok() && narrow.status.ok() && expand.status.ok() &&
+                narrowDepthwise.status.ok() && reduce.status.ok() && widen.status.ok());
+    out.push_back(floatValues(narrowDepthwise.out()));
+    out.push_back(floatValues(reduce.out()));
+    out.push_back(floatValues(widen.out()));
     out.push_back(floatValues(expand.out()));
     out.push_back(floatValues(wide.out()));
     out.push_back(floatValues(narrow.out()));
