@@ -156,6 +156,8 @@ const ConvCase kCases[] = {
     {3, 10, 1, 3, 2, 1, 19, 23}, // strided: im2col + GEMM
     {4, 6, 2, 3, 1, 0, 9, 8},    // grouped, unit stride: direct product over padded planes
     {30, 14, 1, 3, 1, 1, 21, 45}, // direct, K in two slices, tiles across row ends
+    {24, 20, 1, 3, 1, 1, 19, 37}, // 16+ channels each way: Winograd, odd plane
+    {16, 16, 1, 3, 1, 0, 10, 12}, // Winograd without padding
 };
 
 TEST(ConvActivationFusion, ReluMatchesSeparateNodes) {

@@ -490,6 +490,27 @@ TEST(ConvKernel, DepthwiseStride1RowsFromTheInputMatchNaive) {
                    59, "stride-1 depthwise conv");
 }
 
+/// 3x3 convolutions at unit strides with 16 or more channels in and out run
+/// as Winograd F(2x2, 3x3) products (convWinograd): planes of odd and even
+/// sizes (a last row or column of tiles half outside the output), pads of
+/// 0, 1 and 2 (asymmetric), output channel counts off the direct product's
+/// panels, several images, planes cut into several chunks of tile rows
+/// (two rows of 37 tiles, 70 columns rounded up to whole column tiles), on
+/// every engine (the transforms have an AVX-512 form and a portable one);
+/// and just outside: 15 channels, 2x2 kernels, strides of 2 (the direct
+/// product).
+TEST(ConvKernel, WinogradMatchesNaive) {
+  checkConvConfigs({{1, 16, 16, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {2, 17, 40, 1, {9, 13}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 33, 19, 1, {31, 50}, {3, 3}, {1, 1}, {1, 1}, {0, 2, 1, 0}},
+                    {1, 16, 24, 1, {24, 74}, {3, 3}, {1, 1}, {1, 1}, {2, 2, 2, 2}},
+                    {1, 20, 18, 1, {140, 70}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 15, 16, 1, {12, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 16, 16, 1, {12, 12}, {2, 2}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                    {1, 16, 16, 1, {13, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}},
+                   71, "winograd conv");
+}
+
 /// Narrow 3x3 depthwise planes at unit strides are read straight from the
 /// input several rows at a time (depthwiseNarrowRows on AVX-512; the padded
 /// path on the other engines): output widths from 1 to 64 around the
@@ -522,7 +543,8 @@ TEST(ConvKernel, DepthwiseNarrowRowsAreTheSumsOfThePaddedPath) {
   if (!depthwiseRowsAvailable()) {
     // Only AVX-512 has the kernel; elsewhere it must decline.
     std::vector<float> plane(16), w(9), y(16);
-    EXPECT_FALSE(depthwiseNarrowRows(0, 1, 16, 1, 16, 1, 1, plane.data(), w.data(), 0.0f, y.data()));
+    EXPECT_FALSE(
+        depthwiseNarrowRows(0, 1, 16, 1, 16, 1, 1, plane.data(), w.data(), 0.0f, y.data()));
     return;
   }
   std::mt19937 rng(67);
