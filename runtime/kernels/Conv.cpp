@@ -479,10 +479,11 @@ constexpr int64_t kMinBandOutputs = 512;
 /// one contiguous range: cut into bands of a small plane's rows, a core's
 /// part was many short runs, and the runs the other core wrote next to
 /// them (which its prefetches reach) crossed between the two core
-/// complexes of the bench machine. Measured on two threads: mlsd_tiny
-/// (40x40 and 20x20 stages) 0.82x as long, three 96->576->depthwise->96
-/// blocks at 32x32 0.84x; face_back's 128x128 stage, split by channels,
-/// took 1.3x as long, so larger planes keep their rows and columns.
+/// complexes of the bench machine. Measured on two threads: eight
+/// 576x32x32 depthwise layers 0.5x as long, three 96->576->depthwise->96
+/// blocks at 32x32 0.84x, mlsd_tiny 0.98x (1.055 -> 1.034 of ONNX
+/// Runtime's time); face_back's 128x128 stage, split by channels, took 1.3x
+/// as long, so larger planes keep their rows and columns.
 constexpr int64_t kChannelSplitPlane = 4096;
 
 /// Most kernel rows of a depthwise convolution read straight from its
