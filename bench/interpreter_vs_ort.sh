@@ -9,14 +9,25 @@
 # `run -O`, the default pipeline applied in memory first (what the model
 # check's candidate runs, and the counterpart of ORT's optimizer).
 #
-# The machines are shared and noisy (their speed drifts by half and more
-# over minutes), so every figure is measured in ROUNDS rounds that take
-# turns (ORT, ours, ours -O, for one thread then all), each a median over
-# enough runs to last about a quarter of a second; a time is the median of
-# its rounds, and a ratio (ours / ORT, lower is better) the median of the
-# rounds' ratios, each taken between runs seconds apart.
+# The machines are shared and noisy: their speed drifts by half and more
+# over minutes, and their cores are not equally fast at a given moment (on
+# the 2-vCPU bench machine one ran a sub-millisecond model 1.35x as long as
+# the other, for minutes, then not). So every figure is measured in rounds
+# that take turns between ORT, ours and ours -O, each a median over enough
+# runs to last about a quarter of a second:
+# - one thread: in a round all three run pinned to the same core (taskset),
+#   the rounds going round the cores;
+# - all threads: a round runs each twice in mirrored order (ORT, ours,
+#   ours -O, ours -O, ours, ORT), and takes each one's mean, so that which
+#   core a process's main thread lands on (the scheduler's choice, for ORT
+#   as for us) weighs on both alike.
+# A time is the median of its rounds, and a ratio (ours / ORT, lower is
+# better) the median of the rounds' ratios. Models whose one-thread ORT run
+# takes under 20 ms get three times ROUNDS rounds (their rounds are short,
+# and their ratios the noisiest).
 #
-# usage: bench/interpreter_vs_ort.sh [BUILD_DIR] [ROUNDS]
+# usage: bench/interpreter_vs_ort.sh [BUILD_DIR] [ROUNDS] [MODEL...]
+#   (MODEL...: the real models' names to measure; all of them by default)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
@@ -35,22 +46,32 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f", a / b}'; }
 
 printf "%-12s %8s %8s | %8s %6s %8s %6s | %8s | %8s %6s %8s %6s   (all = %s threads, %s rounds)\n" \
   model "ort-1t" "noopt-1t" "ours-1t" "ratio" "-O 1t" "ratio" "ort-all" "ours-all" "ratio" "-O all" "ratio" \
-  "$cores" "$rounds"
-for name in $(node -e 'for (const m of require(process.argv[1]).models) console.log(m.name)' "$spec"); do
+  "$cores" "$rounds (x3 under 20 ms)"
+names=("${@:3}")
+[ ${#names[@]} -gt 0 ] || names=($(node -e 'for (const m of require(process.argv[1]).models) console.log(m.name)' "$spec"))
+for name in "${names[@]}"; do
   model="$cache/$name.onnx"
   [ -f "$model" ] || { echo "error: $model missing: run scripts/fetch-models.sh" >&2; exit 1; }
   out="$tmp/$name"; mkdir -p "$out"
-  ort() { node "$oracle" "$model" --out "$out/ort$1" --spec "$spec:$name" --seed 7 --threads "$1" "${@:3}" --bench "$2" --quiet | ortMs; }
+  # ort THREADS RUNS [ARGS], ours THREADS [ARGS]: a median latency in ms;
+  # $pin (a taskset prefix, or nothing) places the process.
+  pin=()
+  ort() { "${pin[@]}" node "$oracle" "$model" --out "$out/ort$1" --spec "$spec:$name" --seed 7 --threads "$1" "${@:3}" --bench "$2" --quiet | ortMs; }
   # Runs per measurement: about a quarter of a second of ORT's one-thread time.
   probe=$(ort 1 3)
   runs=$(awk -v ms="$probe" 'BEGIN {n = int(250 / (ms + 0.001)); print (n < 10 ? 10 : (n > 1000 ? 1000 : n))}')
+  modelRounds=$(awk -v ms="$probe" -v r="$rounds" 'BEGIN {print (ms < 20 ? 3 * r : r)}')
   inputs=()
   for f in "$out/ort1/inputs"/*.pb; do inputs+=(--input "$f"); done
-  ours() { "$onnxslim" run "$model" "${inputs[@]}" --output-dir "$out/ours" -q --bench "$runs" --threads "$@" | oursMs; }
+  ours() { "${pin[@]}" "$onnxslim" run "$model" "${inputs[@]}" --output-dir "$out/ours" -q --bench "$runs" --threads "$@" | oursMs; }
+  mean() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f", (a + b) / 2}'; }
   declare -A col=()
-  for ((r = 0; r < rounds; r++)); do
+  for ((r = 0; r < modelRounds; r++)); do
+    pin=(taskset -c $((r % cores)))
     o1=$(ort 1 "$runs"); u1=$(ours 1); uO1=$(ours 1 -O)
+    pin=()
     oa=$(ort "$cores" "$runs"); ua=$(ours 0); uOa=$(ours 0 -O)
+    uOa=$(mean "$uOa" "$(ours 0 -O)"); ua=$(mean "$ua" "$(ours 0)"); oa=$(mean "$oa" "$(ort "$cores" "$runs")")
     col[ort1]+="$o1 "; col[ours1]+="$u1 "; col[oursO1]+="$uO1 "
     col[ortAll]+="$oa "; col[oursAll]+="$ua "; col[oursOAll]+="$uOa "
     col[r1]+="$(ratio "$u1" "$o1") "; col[rO1]+="$(ratio "$uO1" "$o1") "
