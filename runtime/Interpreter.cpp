@@ -104,6 +104,17 @@ std::string valueLabel(const Value *v) {
   return v ? "'" + v->name() + "'" : std::string("<omitted>");
 }
 
+/// Given a node, Result: its value when it is a default-domain Constant
+/// whose only attribute is a tensor `value` with data matching its shape
+/// (what exporters write), else null.
+const TensorPtr *planConstantValue(const Node &n) {
+  if (!n.isDefaultDomain() || n.opType() != "Constant" || n.numResults() != 1 || !n.result(0) ||
+      n.attributes().size() != 1)
+    return nullptr;
+  const Attribute &a = n.attributes().front();
+  return a.name == "value" && a.t && a.t->isConsistent() ? &a.t : nullptr;
+}
+
 } // namespace
 
 struct GraphPlan {
@@ -444,9 +455,17 @@ const GraphPlan &Interpreter::planFor(const Graph &graph) {
     p.constants.push_back(RtValue::fromTensor(dense));
     p.constantOf.emplace(sp, &p.constants.back());
   }
+  // A Constant node with a well-formed tensor `value` is a constant of the
+  // plan like an initializer: it is not run (its other forms, and malformed
+  // ones, run as a step, which gives their values and errors).
+  for (Node *n : graph.nodes())
+    if (const TensorPtr *t = planConstantValue(*n)) {
+      p.constants.push_back(RtValue::fromTensor(*t));
+      p.constantOf.emplace(n->result(0), &p.constants.back());
+    }
   for (Node *n : graph.nodes())
     for (size_t r = 0; r < n->numResults(); ++r)
-      if (Value *v = n->result(r))
+      if (Value *v = n->result(r); v && !p.constantOf.count(v))
         p.slotOf.emplace(v, p.numSlots++);
 
   auto resolve = [&](const Value *v) {
@@ -482,6 +501,8 @@ const GraphPlan &Interpreter::planFor(const Graph &graph) {
 
   int64_t index = 0;
   for (Node *n : graph.nodes()) {
+    if (n->numResults() == 1 && p.constantOf.count(n->result(0)))
+      continue; // a Constant node's value (see above)
     Step st;
     st.node = n;
     st.opset = opsetVersionFor(*n);

@@ -10,7 +10,9 @@
 // counting uses inside the subgraphs of a node as uses by that node, so a
 // model runs with little more memory than its live set. Initializers and
 // Constant nodes are used in place (the IR's tensors are immutable and
-// shared), never copied.
+// shared), never copied; a Constant node holding a well-formed tensor
+// `value` is not even run: the plan holds its value as it holds an
+// initializer's (in subgraphs too, whose nodes run every iteration).
 //
 // Subgraphs (If/Loop/Scan bodies) run through runSubgraph() from inside a
 // kernel: their frames are pushed on top of the caller's, and a value of an

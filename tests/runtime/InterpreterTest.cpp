@@ -108,6 +108,58 @@ TEST(Interpreter, ValuesAndOrder) {
   EXPECT_EQ(out[1].tensor->dims(), (std::vector<int64_t>{3, 2}));
 }
 
+TEST(Interpreter, ConstantNodesWithATensorValueAreValuesOfThePlan) {
+  // A tensor `value` is the plan's (not run: the profile never sees it), as
+  // a graph output, an operand, and an If branch's capture; the other forms
+  // run, and a malformed one still fails naming its node.
+  TestModel m;
+  Value *cond = m.input("cond", DataType::Bool);
+  Node *c = m.node("Constant", {}, {"c"});
+  c->setAttr(Attribute::makeTensor("value", floats({2}, {1, 2})));
+  Node *ci = m.node("Constant", {}, {"ci"});
+  ci->setAttr(Attribute::makeInts("value_ints", {5, 6}));
+  Node *add = m.node("Add", {c->result(0), c->result(0)}, {"twice"});
+  Node *iff = m.node("If", {cond}, {"branch"});
+  for (const char *name : {"then_branch", "else_branch"}) {
+    auto b = std::make_unique<Graph>();
+    Node *k = b->createNode("Constant", {}, {std::string(name) + "_k"});
+    k->setAttr(Attribute::makeTensor("value", floats({2}, {10, 20})));
+    b->append(k);
+    Node *sum = b->createNode("Add", {c->result(0), k->result(0)}, {std::string(name) + "_sum"});
+    b->append(sum);
+    b->addOutput(std::string(name) == "then_branch" ? sum->result(0) : c->result(0));
+    iff->setAttr(Attribute::makeGraph(name, std::move(b)));
+  }
+  m.g->addOutput(c->result(0));
+  m.g->addOutput(ci->result(0));
+  m.g->addOutput(add->result(0));
+  m.g->addOutput(iff->result(0));
+  RunOptions profiled;
+  profiled.profile = true;
+  Interpreter interp(m.model, OpRegistry::builtin(), profiled);
+  for (bool b : {true, false, true}) {
+    std::vector<RtValue> out;
+    Status s = interp.run(*m.g, {T(boolScalar(b))}, out);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(out.size(), 4u);
+    EXPECT_EQ(floatValues(out[0]), (std::vector<float>{1, 2}));
+    EXPECT_EQ(intValues(out[1]), (std::vector<int64_t>{5, 6}));
+    EXPECT_EQ(floatValues(out[2]), (std::vector<float>{2, 4}));
+    EXPECT_EQ(floatValues(out[3]), (b ? std::vector<float>{11, 22} : std::vector<float>{1, 2}));
+  }
+  EXPECT_EQ(interp.profile().at("Constant").calls, 3); // value_ints, once a run
+  EXPECT_EQ(interp.profile().at("Add").calls, 6); // one in each branch, run or not
+
+  // Two value attributes: not the plan's; the run names the node.
+  c->setAttr(Attribute::makeFloat("value_float", 3));
+  Interpreter bad(m.model);
+  std::vector<RtValue> out;
+  Status s = bad.run(*m.g, {T(boolScalar(true))}, out);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("Constant_c"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("exactly one value attribute"), std::string::npos) << s.message();
+}
+
 TEST(Interpreter, InitializerBackedInputMayBeOmitted) {
   TestModel m;
   Value *x = m.input("x");
