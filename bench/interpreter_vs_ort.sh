@@ -43,6 +43,7 @@ median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (
 ortMs() { node -e 'const l=require("fs").readFileSync(0,"utf8");console.log(JSON.parse(l.trim().split("\n").pop()).median_ms)'; }
 oursMs() { sed -n 's/^latency_ms: \([0-9.]*\).*/\1/p'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f", a / b}'; }
+mean() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f", (a + b) / 2}'; }
 
 printf "%-12s %8s %8s | %8s %6s %8s %6s | %8s | %8s %6s %8s %6s   (all = %s threads, %s rounds)\n" \
   model "ort-1t" "noopt-1t" "ours-1t" "ratio" "-O 1t" "ratio" "ort-all" "ours-all" "ratio" "-O all" "ratio" \
@@ -64,7 +65,6 @@ for name in "${names[@]}"; do
   inputs=()
   for f in "$out/ort1/inputs"/*.pb; do inputs+=(--input "$f"); done
   ours() { "${pin[@]}" "$onnxslim" run "$model" "${inputs[@]}" --output-dir "$out/ours" -q --bench "$runs" --threads "$@" | oursMs; }
-  mean() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f", (a + b) / 2}'; }
   declare -A col=()
   for ((r = 0; r < modelRounds; r++)); do
     pin=(taskset -c $((r % cores)))

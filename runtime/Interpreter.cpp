@@ -456,10 +456,11 @@ const GraphPlan &Interpreter::planFor(const Graph &graph) {
     p.constantOf.emplace(sp, &p.constants.back());
   }
   // A Constant node with a well-formed tensor `value` is a constant of the
-  // plan like an initializer: it is not run (its other forms, and malformed
-  // ones, run as a step, which gives their values and errors).
+  // plan like an initializer: it is not run (its other forms, malformed
+  // ones and those of a model importing no default opset run as a step,
+  // which gives their values and errors).
   for (Node *n : graph.nodes())
-    if (const TensorPtr *t = planConstantValue(*n)) {
+    if (const TensorPtr *t = planConstantValue(*n); t && opsetVersionFor(*n) >= 1) {
       p.constants.push_back(RtValue::fromTensor(*t));
       p.constantOf.emplace(n->result(0), &p.constants.back());
     }

@@ -1305,12 +1305,11 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
     convFewColumns(x, w, bias, y, N, Cin, M, group, g, epilogue);
     return;
   }
-  if constexpr (std::is_same_v<C, float>)
+  if constexpr (std::is_same_v<C, float>) {
     if (winogradFits(g, Cin, M, group)) {
       convWinograd(x, w, bias, y, N, Cin, M, g, epilogue, kept);
       return;
     }
-  if constexpr (std::is_same_v<C, float>) {
     // The product reads the padded planes directly: unit strides, and
     // strides of 2 when rows of half tiles (see convProductDirect) waste at
     // most 1/7 of their columns (mlsd's 4->32 stem at 320x320 took 0.7x as

@@ -158,6 +158,20 @@ TEST(Interpreter, ConstantNodesWithATensorValueAreValuesOfThePlan) {
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("Constant_c"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("exactly one value attribute"), std::string::npos) << s.message();
+
+  // A model importing no default opset: the node is not the plan's either,
+  // and the run says why it cannot run it.
+  Model none;
+  none.setGraph(std::make_unique<Graph>());
+  Node *k = none.graph()->createNode("Constant", {}, {"k"});
+  k->setName("k");
+  k->setAttr(Attribute::makeTensor("value", floats({1}, {1})));
+  none.graph()->append(k);
+  none.graph()->addOutput(k->result(0));
+  Interpreter noOpset(none);
+  s = noOpset.run(*none.graph(), {}, out);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("imports no opset"), std::string::npos) << s.message();
 }
 
 TEST(Interpreter, InitializerBackedInputMayBeOmitted) {
