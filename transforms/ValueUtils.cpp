@@ -141,6 +141,11 @@ std::optional<DataType> knownElemType(const Value *value) {
   return std::nullopt;
 }
 
+bool knownEqual(const Dim &a, const Dim &b) {
+  return !a.isUnknown() && a.kind() == b.kind() &&
+         (a.isValue() ? a.getValue() == b.getValue() : a.getSymbol() == b.getSymbol());
+}
+
 bool replaceNodeWithValue(Node *node, Value *replacement, Rewriter &rewriter, std::string_view what) {
   Value *result = node->result(0);
   if (!result || !replacement)

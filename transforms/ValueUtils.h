@@ -59,6 +59,9 @@ std::optional<Shape> knownShape(const Value *value);
 /// Given a value, Result: its element type when known.
 std::optional<DataType> knownElemType(const Value *value);
 
+/// Whether two dims are known to be equal (the same number or the same symbol).
+bool knownEqual(const Dim &a, const Dim &b);
+
 /// Given a node all of whose results but the first are unused and a value
 /// equal to that first result, Execute: makes the users read `replacement`
 /// and erases the node; when the result is a graph output (whose name is the

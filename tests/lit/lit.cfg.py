@@ -20,3 +20,6 @@ config.substitutions.append(("%not", os.path.join(config.llvm_tools_dir, "not"))
 config.substitutions.append(("%oracle", "node " + os.path.join(
     os.path.dirname(os.path.dirname(config.test_source_root)), "tools", "oracle", "oracle.js")))
 config.substitutions.append(("%testdata", config.onnxslim_testdata_dir))
+# Compares two folders of outputs the oracle wrote (tests/transforms/CompareOutputs.cpp).
+config.substitutions.append(("%compare", os.path.join(
+    config.onnxslim_build_dir, "tests", "transforms", "onnxslim_compare_outputs")))

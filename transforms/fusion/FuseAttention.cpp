@@ -11,8 +11,10 @@
 //     s = MatMul(q, kt)        # q may be Mul(q0, c) / Div(q0, 1/c)
 //     t = Mul(s, c)            # or Div(s, 1/c); optional (c = 1)
 //     u = Add(t, mask)         # or Where(bool_mask, t, -inf / <= -1e4), or
-//                              # Where(hidden, -inf, t) (mask = Not(hidden)); optional
-//                              # (a positive scale may follow a Where instead)
+//                              # Where(hidden, -inf, t); optional (a positive
+//                              # scale may follow a Where instead); the mask
+//                              # operand is it, Not(hidden), is_causal or an
+//                              # exact form of it (AttentionMask.h)
 //     p = Softmax <axis = -1> (u)
 //     y = MatMul(p, v)
 //
@@ -25,27 +27,26 @@
 //
 // Conditions (otherwise declined, with the reason under --debug-only):
 //   - the model's default-domain opset is >= 23 (the opset is never raised);
-//   - q, k, v are 4-D with known ranks, one floating element type; the
-//     batch dims of q, k, v are one known dim; k and v have the same heads
-//     and length; q's heads are a multiple of k's (grouped-query attention)
-//     and q and k have one head size;
+//   - q, k, v are 4-D with known ranks, all float32 or all float16 (what
+//     ONNX Runtime's Attention runs); the batch dims of q, k, v are one
+//     known dim; k and v have the same heads and length; q's heads are a
+//     multiple of k's (grouped-query attention) and q and k have one head
+//     size;
 //   - the scale factors are one-element floating constants of rank <= 4
-//     (the product carried as `scale`, never assumed to be 1/sqrt(D));
+//     whose product, carried as `scale` (never assumed to be 1/sqrt(D)), is
+//     a positive finite float (ONNX Runtime refuses scale <= 0);
 //   - an additive mask has q's element type; a boolean mask comes from a
 //     Where whose other branch is a constant <= -1e4 (a masked score); each
 //     mask dim is 1 or the score's (the mask never enlarges the scores) and
 //     its last dim is the key length (Attention would pad a shorter mask
 //     with -inf); its rank is 2 to 4 and a row dim of 1 is expanded to the
-//     known query length (ONNX Runtime requires both); a constant boolean
-//     mask masks no whole row;
-//   - a mask that is exactly causal over square scores (q and kv lengths
-//     known equal; leading mask dims 1; visible, i.e. true or additive 0,
-//     exactly where key j <= query i, masked, i.e. false or additive
-//     <= -1e4, elsewhere) is dropped for `is_causal = 1`: a constant, a
-//     Trilu of ones (lower, k = 0; or upper, k = 1, as masked_fill's hidden
-//     mask), or j <= i / j > i compared from Range(0, S, 1). Attention-23
-//     aligns is_causal upper-left, which equals the lower-right alignment
-//     of a KV cache only when Sq == Skv, hence the condition;
+//     known query length (ONNX Runtime requires both);
+//   - the mask is one that Attention computes exactly on every input, rows
+//     hidden whole included (AttentionMask.h says which and in what form:
+//     causal masks over square scores become is_causal = 1, constant masks
+//     must keep a visible key in every row, masks computed at run time
+//     must have known finite values, raised above ONNX Runtime's hidden
+//     sentinel where needed);
 //   - Softmax is over the last axis;
 //   - every intermediate is used only inside the pattern and is not a
 //     graph output;
@@ -54,7 +55,7 @@
 //     through Transpose [0,2,1,3] and a Reshape to [B, S, H * Dv] only.
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/folding/FoldUtils.h"
+#include "transforms/fusion/AttentionMask.h"
 #include "transforms/fusion/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
 #include "transforms/fusion/NormFusionUtils.h"
@@ -66,11 +67,6 @@
 namespace onnxslim {
 
 namespace {
-
-/// Whether two dims are known to be equal (same number or same symbol).
-bool sameDim(const Dim &a, const Dim &b) {
-  return !a.isUnknown() && a.kind() == b.kind() && (a.isValue() ? a.getValue() == b.getValue() : a.getSymbol() == b.getSymbol());
-}
 
 /// A one-element floating constant of rank <= 4, as a double.
 std::optional<double> scalarConstant(const Value *v) {
@@ -108,103 +104,6 @@ bool isTranspose(const Node *n, const std::vector<int64_t> &perm) {
   return n && n->is("Transpose") && n->numOperands() == 1 && n->operand(0) && n->attrInts("perm") == perm;
 }
 
-/// A one-element integer constant, as an int64.
-std::optional<int64_t> scalarInt(const Value *v) {
-  std::optional<std::vector<int64_t>> c = constantInts(v);
-  return c && c->size() == 1 ? std::optional<int64_t>((*c)[0]) : std::nullopt;
-}
-
-/// Whether `v` is ConstantOfShape with a nonzero fill (all ones as a mask).
-bool isFilledNonzero(const Value *v) {
-  Node *n = producerOp(v, "ConstantOfShape");
-  const Attribute *a = n ? n->attr("value") : nullptr;
-  std::optional<std::vector<double>> d = a && a->t ? toDoubles(*a->t) : std::nullopt;
-  return d && d->size() == 1 && (*d)[0] != 0.0;
-}
-
-/// For a Range(0, n, 1) index vector x (or an Unsqueeze of it), Result: the
-/// axis of a 2-D [S, S] mask it runs along (0: the query row i, for
-/// Unsqueeze(x, -1 or 1); 1: the key column j, for x or Unsqueeze(x, 0));
-/// nullopt otherwise.
-std::optional<int> indexAxis(const Value *v) {
-  int axis = 1;
-  if (Node *u = producerOp(v, "Unsqueeze")) {
-    std::optional<std::vector<int64_t>> axes =
-        u->numOperands() == 2 ? constantInts(u->operand(1)) : std::optional<std::vector<int64_t>>(u->attrInts("axes"));
-    if (!axes || axes->size() != 1)
-      return std::nullopt;
-    axis = (*axes)[0] == 0 ? 1 : ((*axes)[0] == 1 || (*axes)[0] == -1) ? 0 : -1;
-    v = u->operand(0);
-  }
-  Node *r = producerOp(v, "Range");
-  if (axis < 0 || !r || r->numOperands() != 3 || scalarInt(r->operand(0)) != 0 || scalarInt(r->operand(2)) != 1)
-    return std::nullopt;
-  return axis;
-}
-
-/// Whether the boolean `mask`, read as visible-where-true (or hidden-where-
-/// true when `inverted`), is built as the causal mask of a 2-D [S, S]: a
-/// Trilu of ones (lower with k = 0 visible, upper with k = 1 hidden, under
-/// an optional Cast to bool), or a comparison of key column j and query row
-/// i from Range(0, S, 1) (j <= i visible, j > i hidden). The caller checked
-/// the [S, S] shape, which makes both index vectors 0 .. S-1.
-bool isCausalStructure(const Value *mask, bool inverted) {
-  if (Node *c = producerOp(mask, "Cast"); c && c->attrInt("to", 0) == static_cast<int64_t>(DataType::Bool))
-    mask = c->operand(0);
-  if (Node *t = producerOp(mask, "Trilu")) {
-    std::optional<int64_t> k = t->numOperands() > 1 && t->operand(1) ? scalarInt(t->operand(1)) : 0;
-    bool upper = t->attrInt("upper", 1) != 0;
-    return isFilledNonzero(t->operand(0)) && (inverted ? upper && k == 1 : !upper && k == 0);
-  }
-  Node *cmp = mask ? mask->definingNode() : nullptr;
-  if (!cmp || cmp->numOperands() != 2 ||
-      !(cmp->is("Less") || cmp->is("LessOrEqual") || cmp->is("Greater") || cmp->is("GreaterOrEqual")))
-    return false;
-  std::optional<int> a = indexAxis(cmp->operand(0)), b = indexAxis(cmp->operand(1));
-  if (!a || !b || *a == *b)
-    return false;
-  // Written as `j OP i` (j the key column): swapping the sides flips OP.
-  bool colFirst = *a == 1;
-  bool less = cmp->is("Less") || cmp->is("LessOrEqual"), orEqual = cmp->is("LessOrEqual") || cmp->is("GreaterOrEqual");
-  bool jLessSide = less == colFirst; // j < i or j <= i
-  bool visibleForm = jLessSide && orEqual;  // j <= i
-  bool hiddenForm = !jLessSide && !orEqual; // j > i
-  return inverted ? hiddenForm : visibleForm;
-}
-
-/// Whether `mask` (validated by checkMask) is exactly the causal mask of
-/// scores [B, H, S, S] with q and kv lengths known equal: every leading dim
-/// 1, the last two S, and visible (true, additive 0) exactly where key
-/// j <= query i, masked (false, additive <= -1e4 or -inf) elsewhere; a
-/// constant, or a Trilu / Range comparison built on the sequence length.
-bool isCausalMask(const Value *mask, bool boolMask, bool inverted, const Dim &sq, const Dim &skv) {
-  std::optional<Shape> ms = knownShape(mask);
-  if (!sameDim(sq, skv) || !ms || ms->size() < 2 || !sameDim((*ms)[ms->size() - 2], sq) ||
-      !sameDim(ms->back(), skv))
-    return false;
-  for (size_t i = 0; i + 2 < ms->size(); ++i)
-    if (!(*ms)[i].isValue() || (*ms)[i].getValue() != 1)
-      return false;
-  TensorPtr t = constantTensor(mask);
-  if (!t)
-    return boolMask && ms->size() == 2 && isCausalStructure(mask, inverted);
-  if (!sq.isValue() || !t->isConsistent() || t->numElements() != sq.getValue() * sq.getValue())
-    return false;
-  int64_t n = sq.getValue();
-  std::optional<std::vector<double>> d;
-  if (!boolMask && !(d = toDoubles(*t)))
-    return false;
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      size_t at = static_cast<size_t>(i * n + j);
-      bool visible = boolMask ? (t->rawData()[at] != 0) != inverted : (*d)[at] == 0.0;
-      bool hidden = boolMask ? !visible : (*d)[at] <= -1e4;
-      if (j <= i ? !visible : !hidden)
-        return false;
-    }
-  return true;
-}
-
 class FuseScaledDotProductAttention : public Pattern {
 public:
   FuseScaledDotProductAttention() : Pattern("Softmax", "fuse-attention") {}
@@ -236,19 +135,18 @@ public:
     } else {
       postScale = 1.0;
     }
-    Value *mask = nullptr;
-    bool boolMask = false, invertMask = false;
+    AttentionMaskMatch mask;
     Value *scores = u;
     if (Node *n = u->definingNode(); n && hasSingleNodeUse(u) && (n->is("Add") || n->is("Where"))) {
       if (n->is("Add") && n->numOperands() == 2) {
         // The score side is the one that leads to the MatMul (through an optional scale).
-        for (size_t side = 0; side < 2 && !mask; ++side) {
+        for (size_t side = 0; side < 2 && !mask.mask; ++side) {
           double f = 1.0;
           Node *sn = nullptr;
           Value *base = stripScale(n->operand(side), f, sn);
           if (producerOp(n->operand(side), "MatMul") || (base && producerOp(base, "MatMul"))) {
             scores = n->operand(side);
-            mask = n->operand(1 - side);
+            mask.mask = n->operand(1 - side);
           }
         }
       } else if (n->is("Where") && n->numOperands() == 3) {
@@ -257,17 +155,15 @@ public:
         bool isBool = knownElemType(n->operand(0)) == DataType::Bool;
         if (isBool && fill && *fill * postScale <= -1e4) {
           scores = n->operand(1);
-          mask = n->operand(0);
-          boolMask = true;
+          mask = {n->operand(0), true, false, *fill * postScale};
         } else if (isBool && fillFirst && *fillFirst * postScale <= -1e4) {
           scores = n->operand(2);
-          mask = n->operand(0);
-          boolMask = invertMask = true;
+          mask = {n->operand(0), true, true, *fillFirst * postScale};
         } else {
           return rewriter.notifyMatchFailure(softmax, "the Where is not Where(bool_mask, scores, constant <= -1e4)");
         }
       }
-      if (!mask)
+      if (!mask.mask)
         return rewriter.notifyMatchFailure(softmax, "the Add has no MatMul-derived scores side");
       chain.push_back(n);
     }
@@ -305,26 +201,25 @@ public:
       return rewriter.notifyMatchFailure(softmax, "q, k or v is not known to be 4-D");
     if (kBshd)
       ks = Shape{(*ks)[0], (*ks)[2], (*ks)[1], (*ks)[3]};
-    if (!dt || !isFloatLike(*dt) || knownElemType(v) != dt || knownElemType(k ? k : kBshd) != dt)
-      return rewriter.notifyMatchFailure(softmax, "q, k and v do not have one known floating element type");
+    if (!dt || (*dt != DataType::Float && *dt != DataType::Float16) || knownElemType(v) != dt ||
+        knownElemType(k ? k : kBshd) != dt)
+      return rewriter.notifyMatchFailure(softmax, "q, k and v are not all float32 or all float16 (the types ONNX Runtime's Attention runs)");
     const Shape &Q = *qs, &K = *ks, &V = *vs;
-    if (!sameDim(Q[0], K[0]) || !sameDim(Q[0], V[0]))
+    if (!knownEqual(Q[0], K[0]) || !knownEqual(Q[0], V[0]))
       return rewriter.notifyMatchFailure(softmax, "q, k and v do not have one known batch dim");
-    if (!sameDim(K[1], V[1]) || !sameDim(K[2], V[2]) || !sameDim(Q[3], K[3]))
+    if (!knownEqual(K[1], V[1]) || !knownEqual(K[2], V[2]) || !knownEqual(Q[3], K[3]))
       return rewriter.notifyMatchFailure(softmax, "k and v heads/length or q and k head sizes differ or are unknown");
-    bool headsFit = sameDim(Q[1], K[1]) ||
+    bool headsFit = knownEqual(Q[1], K[1]) ||
                     (Q[1].isValue() && K[1].isValue() && K[1].getValue() > 0 && Q[1].getValue() % K[1].getValue() == 0);
     if (!headsFit)
       return rewriter.notifyMatchFailure(softmax, "q's heads are not a known multiple of k's");
-    bool expandRows = false, causal = false;
-    if (mask) {
-      if (const char *reason = checkMask(mask, boolMask, invertMask, *dt, {Q[0], Q[1], Q[2], K[2]}, expandRows))
+    // ONNX Runtime refuses an Attention whose scale is not > 0.
+    if (!(static_cast<float>(scale) > 0.0f) || !std::isfinite(static_cast<float>(scale)))
+      return rewriter.notifyMatchFailure(softmax, "the scale is not a positive finite float (Attention needs scale > 0)");
+    AttentionMaskPlan plan;
+    if (mask.mask)
+      if (const char *reason = planAttentionMask(mask, *dt, {Q[0], Q[1], Q[2], K[2]}, plan))
         return rewriter.notifyMatchFailure(softmax, reason);
-      // A causal mask of square scores is Attention's is_causal (the
-      // upper-left alignment, which is the only one when Sq == Skv).
-      if (isCausalMask(mask, boolMask, invertMask, Q[2], K[2]))
-        causal = true, mask = nullptr, invertMask = expandRows = false;
-    }
 
     // Rewrite.
     if (kBshd) {
@@ -333,31 +228,13 @@ public:
       t->result(0)->setType(Type::tensor(*dt, K));
       k = t->result(0);
     }
-    if (invertMask) {
-      // masked_fill's mask is true where hidden; Attention's where visible.
-      Node *no = rewriter.createNodeBefore(pv, "Not", {mask}, {mask->name() + "_visible"});
-      no->result(0)->setType(mask->type());
-      mask = no->result(0);
-    }
-    if (expandRows) {
-      // [.., 1, Skv] -> [.., Sq, Skv] (ONNX Runtime's row-dim requirement).
-      Shape md = *knownShape(mask);
-      std::vector<int64_t> target(md.size(), 1);
-      target[md.size() - 2] = Q[2].getValue();
-      Value *shape = materializeConstant(rewriter, *pv->graph(), pv, mask->name() + "_rows",
-                                         Tensor::fromValues<int64_t>(
-                                             DataType::Int64, {static_cast<int64_t>(target.size())}, target));
-      Node *e = rewriter.createNodeBefore(pv, "Expand", {mask, shape}, {mask->name() + "_rows"});
-      md[md.size() - 2] = Q[2];
-      e->result(0)->setType(Type::tensor(*knownElemType(mask), md));
-      mask = e->result(0);
-    }
+    Value *maskOperand = mask.mask ? materializeAttentionMask(mask, plan, *dt, Q[2], pv, rewriter) : nullptr;
     std::vector<Value *> operands{q, k, v};
-    if (mask)
-      operands.push_back(mask);
+    if (maskOperand)
+      operands.push_back(maskOperand);
     Node *att = rewriter.createNodeBefore(pv, "Attention", operands, {pv->result(0)->name() + "_attention"});
     att->setAttr(Attribute::makeFloat("scale", static_cast<float>(scale)));
-    if (causal)
+    if (mask.mask && plan.form == AttentionMaskPlan::Form::Causal)
       att->setAttr(Attribute::makeInt("is_causal", 1));
     att->result(0)->setType(pv->result(0)->type());
     replaceFusedNode(pv, att->result(0), rewriter, "Attention", true);
@@ -365,48 +242,6 @@ public:
     return true;
   }
 
-private:
-  /// Null when `mask` may be Attention's attn_mask for scores of dims
-  /// `scores` ([B, H, Sq, Skv]); otherwise why not. ONNX Runtime wants a
-  /// mask of rank 2 to 4 whose row dim is Sq: `expandRows` says that a row
-  /// dim of 1 must be expanded to the known Sq first.
-  static const char *checkMask(const Value *mask, bool boolMask, bool inverted, DataType dt, const Shape &scores,
-                               bool &expandRows) {
-    std::optional<Shape> ms = knownShape(mask);
-    std::optional<DataType> mt = knownElemType(mask);
-    if (!ms || !mt || *mt != (boolMask ? DataType::Bool : dt))
-      return "the mask's shape or element type is unknown or not q's (bool for a Where)";
-    if (ms->size() < 2 || ms->size() > 4)
-      return "the mask's rank is not 2 to 4";
-    for (size_t i = 0; i < ms->size(); ++i) {
-      const Dim &m = (*ms)[ms->size() - 1 - i];
-      const Dim &s = scores[3 - i];
-      bool last = i == 0;
-      if (sameDim(m, s))
-        continue;
-      if (!last && m.isValue() && m.getValue() == 1) {
-        if (i == 1 && !s.isValue())
-          return "the mask broadcasts over the query rows and the query length is not a known number";
-        expandRows = expandRows || i == 1;
-        continue;
-      }
-      return last ? "the mask's last dim is not the key length (Attention pads a shorter mask with -inf)"
-                  : "the mask does not broadcast to the scores without enlarging them";
-    }
-    if (TensorPtr t = boolMask ? constantTensor(mask) : nullptr) {
-      int64_t len = t->dims().empty() ? 1 : t->dims().back();
-      if (!t->isConsistent() || len <= 0)
-        return "the constant boolean mask cannot be read";
-      for (size_t r = 0; r < t->byteSize(); r += static_cast<size_t>(len)) {
-        bool any = false;
-        for (size_t j = 0; j < static_cast<size_t>(len); ++j)
-          any = any || (t->rawData()[r + j] != 0) != inverted;
-        if (!any)
-          return "the constant boolean mask masks a whole row (the decomposition and Attention differ there)";
-      }
-    }
-    return nullptr;
-  }
 };
 
 /// Given a 4-D head view value, Result: the 3-D [B, S, H*D] value it splits
@@ -420,8 +255,8 @@ Value *headSplitSource(Value *v, int64_t &heads, std::vector<Node *> &nodes) {
   if (!r || r->numOperands() < 1 || !r->operand(0) || !hasSingleNodeUse(t->operand(0)))
     return nullptr;
   std::optional<Shape> in = knownShape(r->operand(0)), out = knownShape(r->result(0));
-  if (!in || !out || in->size() != 3 || out->size() != 4 || !sameDim((*in)[0], (*out)[0]) ||
-      !sameDim((*in)[1], (*out)[1]) || !(*in)[2].isValue() || !(*out)[2].isValue() || !(*out)[3].isValue() ||
+  if (!in || !out || in->size() != 3 || out->size() != 4 || !knownEqual((*in)[0], (*out)[0]) ||
+      !knownEqual((*in)[1], (*out)[1]) || !(*in)[2].isValue() || !(*out)[2].isValue() || !(*out)[3].isValue() ||
       (*in)[2].getValue() != (*out)[2].getValue() * (*out)[3].getValue())
     return nullptr;
   heads = (*out)[2].getValue();
@@ -454,8 +289,8 @@ public:
     if (!r || !r->is("Reshape") || r->operand(0) != t->result(0) || !r->result(0))
       return rewriter.notifyMatchFailure(att, "the head merge is not a Reshape");
     std::optional<Shape> in = knownShape(t->result(0)), out = knownShape(r->result(0));
-    if (!in || !out || in->size() != 4 || out->size() != 3 || !sameDim((*in)[0], (*out)[0]) ||
-        !sameDim((*in)[1], (*out)[1]) || !(*in)[2].isValue() || !(*in)[3].isValue() || !(*out)[2].isValue() ||
+    if (!in || !out || in->size() != 4 || out->size() != 3 || !knownEqual((*in)[0], (*out)[0]) ||
+        !knownEqual((*in)[1], (*out)[1]) || !(*in)[2].isValue() || !(*in)[3].isValue() || !(*out)[2].isValue() ||
         (*out)[2].getValue() != (*in)[2].getValue() * (*in)[3].getValue())
       return rewriter.notifyMatchFailure(att, "the head merge is not [B, S, H, Dv] -> [B, S, H * Dv]");
     // The default scale would be 1/sqrt(D) of the same D either way, but

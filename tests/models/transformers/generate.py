@@ -148,17 +148,19 @@ def bert():
     kt = b.split_heads(b.linear("x", E, E), kt=True)
     v = b.split_heads(b.linear("x", E, E))
     s = b.op(f"Div({b.op(f'MatMul({q}, {kt})', 'qk')}, {b.scalar('sqrtd', math.sqrt(D))})", "scaled")
-    p = b.op(f"Softmax <axis = -1> ({b.op(f'Add({s}, mask)', 'masked')})", "probs")
+    # The padding mask as Hugging Face exports it: Where(visible, 0, lowest).
+    mask = b.op(f"Where(visible, {b.scalar('zero', 0.0)}, {b.scalar('lowest', -3.4028234663852886e38)})", "mask")
+    p = b.op(f"Softmax <axis = -1> ({b.op(f'Add({s}, {mask})', 'masked')})", "probs")
     ctx = b.merge_heads(b.op(f"MatMul({p}, {v})", "ctx"))
     h = b.layernorm(b.op(f"Add({b.linear(ctx, E, E)}, x)", "res"))
     f = b.linear(b.gelu_erf(b.linear(h, E, F)), F, E)
     b.layernorm(b.op(f"Add({f}, {h})", "res"), recip=True, out="y")
-    b.write([f"float[{b.B},{S},{E}] x", f"float[{b.B},1,1,{S}] mask"], [f"float[{b.B},{S},{E}] y"],
+    b.write([f"float[{b.B},{S},{E}] x", f"bool[{b.B},1,1,{S}] visible"], [f"float[{b.B},{S},{E}] y"],
             ["Attention", "LayerNormalization", "Gelu"],
             """BERT-like post-LN encoder block: separate q/k/v projections with
 biases, k transposed straight to [B, H, D, S], scores / sqrt(D) plus an
-additive padding mask [B, 1, 1, S], erf GELU, two decomposed LayerNorms (Div
-and Reciprocal forms). Opset 23.""")
+additive padding mask [B, 1, 1, S] built as Where(visible, 0, lowest), erf
+GELU, two decomposed LayerNorms (Div and Reciprocal forms). Opset 23.""")
 
 
 def gpt():
