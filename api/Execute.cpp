@@ -186,8 +186,20 @@ Result<VerifyReport> verify(const Model &reference, const Model &candidate, cons
   rt::Interpreter runA(reference), runB(candidate);
   VerifyReport report;
   report.outputs.resize(ga.numOutputs());
-  for (size_t i = 0; i < ga.numOutputs(); ++i)
+  // Each output's tolerance: the table's for the precision it is computed
+  // in (in either model), with the caller's rtol/atol in its place if given.
+  std::vector<DataType> pa = rt::outputPrecisions(ga), pb = rt::outputPrecisions(gb);
+  std::vector<rt::Tolerance> tolerances(ga.numOutputs());
+  for (size_t i = 0; i < ga.numOutputs(); ++i) {
     report.outputs[i].name = ga.output(i)->name();
+    DataType p = rt::leastPrecise(i < pa.size() ? pa[i] : DataType::Undefined,
+                                  i < pb.size() ? pb[i] : DataType::Undefined);
+    tolerances[i] = rt::toleranceFor(p);
+    if (options.rtol || options.atol)
+      tolerances[i] = {options.rtol.value_or(tolerances[i].rtol), options.atol.value_or(tolerances[i].atol), 0};
+    if (p != DataType::Undefined)
+      report.outputs[i].precision = dataTypeName(p == DataType::Undefined ? DataType::Float : p);
+  }
   for (int sample = 0; sample < options.samples; ++sample) {
     opts.seed = options.seed + static_cast<uint64_t>(sample);
     std::vector<rt::RtValue> inA, inB, outA, outB;
@@ -205,7 +217,7 @@ Result<VerifyReport> verify(const Model &reference, const Model &candidate, cons
     if (rt::Status s = runB.run(gb, inB, outB); !s.ok())
       return Status::error(b + ": " + s.message());
     for (size_t i = 0; i < outA.size(); ++i) {
-      rt::Comparison c = rt::compareValues(outB[i], outA[i], options.rtol, options.atol);
+      rt::Comparison c = rt::compareValues(outB[i], outA[i], tolerances[i]);
       OutputComparison &o = report.outputs[i];
       o.maxAbsDiff = std::max(o.maxAbsDiff, c.maxAbsDiff);
       o.maxRelDiff = std::max(o.maxRelDiff, c.maxRelDiff);

@@ -24,6 +24,7 @@
 #include "ir/OpSchema.h"
 #include "ir/Validate.h"
 #include "ir/Verifier.h"
+#include "runtime/Compare.h"
 #include "transforms/Clone.h"
 #include "transforms/ModelCheck.h"
 #include "transforms/PassManager.h"
@@ -191,13 +192,11 @@ std::unique_ptr<Pass> floatTypePass(const OptimizeOptions &options, const std::v
 }
 constexpr std::string_view kAfterFloatType = "eliminate-dead-nodes,eliminate-unused-initializers";
 
-/// The comparison after a float type conversion: float16's tolerances
-/// (11 significant bits, a few dozen roundings on the way).
+/// The comparison after a float type conversion (the converted model's
+/// outputs are computed in float16, so they are compared with float16's
+/// tolerance of runtime/Compare.h).
 ModelCheckOptions float16Check(const OptimizeOptions &options) {
   ModelCheckOptions check;
-  check.rtol = 1e-2;
-  check.atol = 1e-3;
-  check.atolOfMax = 1e-2;
   check.dims = options.checkDims;
   check.specFile = options.checkSpecFile;
   check.specModel = options.checkSpecModel;
@@ -309,8 +308,8 @@ std::vector<std::string> float16Fallback(Model &model, const OptimizeOptions &op
     prefix.push_back(nameOf(n));
   std::string allWhy;
   if (!within(prefix.size(), allWhy)) {
-    warn("float16 outputs differ beyond the tolerance (rtol 1e-2, atol 1e-3 + 1e-2 of each output's scale) "
-         "even with every node kept in float32:\n" + allWhy);
+    warn("float16 outputs differ beyond float16's tolerance (" + rt::describe(rt::toleranceFor(DataType::Float16)) +
+         ") even with every node kept in float32:\n" + allWhy);
     report.float16Compared = false;
     for (Node *n : named)
       n->setName("");
@@ -324,7 +323,8 @@ std::vector<std::string> float16Fallback(Model &model, const OptimizeOptions &op
     size_t mid = lo + (hi - lo) / 2;
     (within(mid, ignored) ? hi : lo) = mid;
   }
-  warn("float16 outputs differ beyond the tolerance (rtol 1e-2, atol 1e-3 + 1e-2 of each output's scale):\n" + why +
+  warn("float16 outputs differ beyond float16's tolerance (" + rt::describe(rt::toleranceFor(DataType::Float16)) +
+       "):\n" + why +
        "float32 kept for " + std::to_string(chains.size()) + " node(s) deciding comparisons and the first " +
        std::to_string(hi) + " of " + std::to_string(prefix.size()) + " nodes");
   prefix.resize(hi);
@@ -505,7 +505,7 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   report.modelChecked = run.modelChecked;
   if (run.modelChecked)
     report.check = CheckReport{run.checkFigures.outputs, run.checkFigures.maxAbsDiff, run.checkFigures.maxRelDiff,
-                               run.checkFigures.seconds, run.checkFigures.dims};
+                               run.checkFigures.seconds, run.checkFigures.dims, run.checkFigures.tolerances};
   if (report.modelCheckSkipped.empty() && autoCheck)
     report.modelCheckSkipped = run.modelCheckSkipped;
   for (const std::string &w : pm.context().warnings())

@@ -89,6 +89,7 @@ py::dict reportDict(const OptimizeReport &r) {
   check["max_rel_diff"] = r.check.maxRelDiff;
   check["seconds"] = r.check.seconds;
   check["dims"] = r.check.dims;
+  check["tolerances"] = r.check.tolerances;
   d["check"] = check;
   d["model_check_skipped"] = r.modelCheckSkipped;
   d["rolled_back"] = r.rolledBack;

@@ -321,12 +321,24 @@ int verifyModelsCommand(const VerifyArgs &args) {
   if (!report)
     return fail(report.error());
   std::printf("%-32s %14s %14s  %s\n", "output", "max abs diff", "max rel diff", "result");
-  for (const OutputComparison &o : report->outputs)
+  for (const OutputComparison &o : report->outputs) {
+    std::string within = o.precision.empty()                        ? " (exact)"
+                         : o.precision == "float" || args.rtol || args.atol ? ""
+                                                                    : " (" + o.precision + " tolerance)";
     std::printf("%-32s %14.4g %14.4g  %s%s\n", o.name.c_str(), o.maxAbsDiff, o.maxRelDiff,
-                o.mismatches ? "MISMATCH: " : "ok", o.firstMismatch.c_str());
+                o.mismatches ? "MISMATCH: " : ("ok" + within).c_str(), o.firstMismatch.c_str());
+  }
   bool ok = report->equivalent();
-  std::printf("%s: %d sample(s), rtol %g, atol %g\n", ok ? "equivalent" : "NOT equivalent", args.samples,
-              args.rtol, args.atol);
+  std::string tolerance = "each output within its precision's tolerance (float32: rtol 1e-4, atol 1e-5)";
+  if (args.rtol || args.atol) {
+    auto figure = [](const std::optional<double> &x) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%g", x.value_or(0));
+      return x ? std::string(buf) : std::string("of each output's precision");
+    };
+    tolerance = "rtol " + figure(args.rtol) + ", atol " + figure(args.atol);
+  }
+  std::printf("%s: %d sample(s), %s\n", ok ? "equivalent" : "NOT equivalent", args.samples, tolerance.c_str());
   return ok ? 0 : 1;
 }
 

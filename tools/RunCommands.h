@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,8 +61,9 @@ struct VerifyArgs {
   std::string modelA;
   std::string modelB;
   int samples = 1;
-  double rtol = 1e-4;
-  double atol = 1e-5;
+  /// Unset: the tolerance of each output's precision (runtime/Compare.h).
+  std::optional<double> rtol;
+  std::optional<double> atol;
   InputArgs in;
 };
 

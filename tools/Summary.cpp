@@ -75,6 +75,8 @@ void printModelCheck(std::ostream &os, const CheckReport &figures) {
   std::snprintf(buf, sizeof buf, "model check: %zu output(s) match, max abs diff %.3g, max rel diff %.3g (%.3f s)",
                 figures.outputs, figures.maxAbsDiff, figures.maxRelDiff, figures.seconds);
   os << buf;
+  if (!figures.tolerances.empty())
+    os << "; tolerance of " << figures.tolerances;
   if (!figures.dims.empty())
     os << "; dims " << figures.dims;
   os << "\n";

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 
 namespace onnxslim {
@@ -31,6 +32,8 @@ public:
 
   bool recordReference(const Model &model, std::string &error) override {
     auto start = std::chrono::steady_clock::now();
+    if (model.graph())
+      precisions_ = rt::outputPrecisions(*model.graph());
     bool ok = recordWithFallbacks(model, error);
     figures_.seconds += secondsSince(start);
     return ok;
@@ -227,11 +230,14 @@ private:
         return false;
       }
       figures_.outputs = outputs.size();
+      std::vector<DataType> precisions = rt::outputPrecisions(*model.graph());
+      std::map<DataType, size_t> loose; // outputs compared at a precision other than float32's
       for (size_t i = 0; i < outputs.size(); ++i) {
-        double atol = options_.atol;
-        if (options_.atolOfMax > 0)
-          atol += options_.atolOfMax * largestMagnitude(reference[i]);
-        rt::Comparison c = rt::compareValues(outputs[i], reference[i], options_.rtol, atol);
+        DataType precision = rt::leastPrecise(i < precisions_.size() ? precisions_[i] : DataType::Undefined,
+                                              i < precisions.size() ? precisions[i] : DataType::Undefined);
+        if (precision != DataType::Float && precision != DataType::Undefined && isFloating(reference[i]))
+          ++loose[precision];
+        rt::Comparison c = rt::compareValues(outputs[i], reference[i], rt::toleranceFor(precision));
         figures_.maxAbsDiff = std::max(figures_.maxAbsDiff, c.maxAbsDiff);
         figures_.maxRelDiff = std::max(figures_.maxRelDiff, c.maxRelDiff);
         if (c.ok)
@@ -247,24 +253,17 @@ private:
           report += " (" + c.message + ")";
         report += "\n";
       }
+      figures_.tolerances.clear();
+      for (const auto &[precision, count] : loose)
+        figures_.tolerances += (figures_.tolerances.empty() ? "" : ", ") + dataTypeName(precision) + " for " +
+                               std::to_string(count) + " output" + (count == 1 ? "" : "s");
     }
     return ok;
   }
 
-  /// The largest finite |element| of a float or double tensor (else 0).
-  static double largestMagnitude(const rt::RtValue &v) {
-    if (!v.isTensor() || !v.tensor->isConsistent())
-      return 0;
-    const Tensor &t = *v.tensor;
-    double m = 0;
-    for (int64_t i = 0, n = t.numElements(); i < n; ++i) {
-      double x = t.dtype() == DataType::Float    ? t.at<float>(static_cast<size_t>(i))
-                 : t.dtype() == DataType::Double ? t.at<double>(static_cast<size_t>(i))
-                                                 : 0.0;
-      if (std::isfinite(x))
-        m = std::max(m, std::fabs(x));
-    }
-    return m;
+  /// Whether a result is a floating tensor (the only kind a tolerance applies to).
+  static bool isFloating(const rt::RtValue &v) {
+    return v.isTensor() && v.tensor && isFloatingPoint(v.tensor->dtype());
   }
 
   bool run(const Model &model, const std::vector<rt::RtValue> &inputs, std::vector<rt::RtValue> &outputs,
@@ -285,6 +284,8 @@ private:
   /// Per sample: the inputs, and the reference model's outputs on them.
   std::vector<std::vector<rt::RtValue>> inputs_;
   std::vector<std::vector<rt::RtValue>> reference_;
+  /// The precision each output of the reference model is computed in.
+  std::vector<DataType> precisions_;
   CheckFigures figures_;
 };
 

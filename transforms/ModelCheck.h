@@ -30,6 +30,9 @@ struct CheckFigures {
   double maxAbsDiff = 0;  ///< Largest |a - b| over every output.
   double maxRelDiff = 0;  ///< Largest |a - b| / |b| over every output.
   double seconds = 0;     ///< Time spent making inputs and running both models.
+  /// The precisions whose tolerance was used, other than float32's, with
+  /// their output counts ("float16 for 2 outputs"; empty when none).
+  std::string tolerances;
   /// The symbolic dims the inputs were made with ("batch=1, seq=1"; empty if none).
   std::string dims;
 };
@@ -49,14 +52,13 @@ public:
   virtual CheckFigures figures() const { return {}; }
 };
 
+/// Outputs are compared with the tolerance of the precision each is
+/// computed in, in either model (runtime/Compare.h has the one table: a
+/// float32 output of float32 arithmetic within rtol 1e-4, atol 1e-5; one
+/// computed through float16 within rtol 1e-2, atol 1e-3 + 1e-2 of its
+/// scale; integers and bool exactly...).
 struct ModelCheckOptions {
   uint64_t seed = 0;
-  /// An element matches when |a - b| <= atol + rtol * |b| (+ atolOfMax *
-  /// the largest |b| of its float output: a result near 0 computed from
-  /// large values is only as exact as their scale; 0 = none).
-  double rtol = 1e-4;
-  double atol = 1e-5;
-  double atolOfMax = 0;
   /// Sizes of symbolic input dims by name, and of unnamed ('?') dims as
   /// "INPUT[AXIS]" (the name the report prints them under); others get defaultDim.
   std::map<std::string, int64_t> dims;

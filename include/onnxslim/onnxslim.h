@@ -326,6 +326,10 @@ struct CheckReport {
   double seconds = 0;
   /// The symbolic dims the inputs had ("batch=1, seq=32"; "" if none).
   std::string dims;
+  /// Outputs compared with another precision's tolerance than float32's
+  /// ("float16 for 1 output"; "" if none): each output is compared with
+  /// the tolerance of the precision it is computed in (docs/API.md).
+  std::string tolerances;
 };
 
 struct OptimizeReport {
@@ -431,9 +435,15 @@ struct VerifyOptions {
   /// What messages call the two models.
   std::string referenceName = "the reference";
   std::string candidateName = "the candidate";
-  /// An element matches when |candidate - reference| <= atol + rtol * |reference|.
-  double rtol = 1e-4;
-  double atol = 1e-5;
+  /// An element matches when |candidate - reference| <= atol + rtol *
+  /// |reference| (+ a share of the output's scale): by default with the
+  /// tolerance of the precision the output is computed in, in either model
+  /// (float32: rtol 1e-4, atol 1e-5; float16: rtol 1e-2, atol 1e-3 + 1e-2
+  /// of the scale; integers and bool exactly; the table is in docs/API.md);
+  /// set, these replace rtol and atol (and the share of the scale) for
+  /// every floating output.
+  std::optional<double> rtol;
+  std::optional<double> atol;
   /// Inputs to use instead of seeded ones, by name.
   std::map<std::string, RunValue> inputs;
 };
@@ -441,6 +451,9 @@ struct VerifyOptions {
 /// One output's comparison over every sample.
 struct OutputComparison {
   std::string name;
+  /// The precision whose tolerance applied ("float", "float16"...; "" for an
+  /// output compared exactly: integers, bool, strings).
+  std::string precision;
   double maxAbsDiff = 0;
   double maxRelDiff = 0;
   /// Elements out of tolerance (or 1 for a shape/type mismatch), and the first.

@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Dispatch.h"
+#include "runtime/kernels/TensorHelpers.h"
 
 #include <charconv>
 #include <cctype>
@@ -437,6 +438,11 @@ Status castLikeKernel(KernelContext &ctx) {
 }
 
 } // namespace
+
+double tops::float8ToDouble(DataType t, uint8_t bits) {
+  const F8Format *f = f8Format(t);
+  return f ? decodeF8(bits, *f) : std::numeric_limits<double>::quiet_NaN();
+}
 
 void registerCastKernels(OpRegistry &r) {
   r.add("Cast", 1, kLatestOpset, castKernel);

@@ -57,6 +57,10 @@ struct BF16 {
   uint16_t bits;
 };
 
+/// A float8 element (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ) of type `t` as a
+/// double (runtime/kernels/Cast.cpp; NaN for another type).
+double float8ToDouble(DataType t, uint8_t bits);
+
 /// Converts any element type to double (for comparisons and arithmetic).
 template <typename T> inline double toDouble(T v) { return static_cast<double>(v); }
 template <> inline double toDouble(F16 v) { return halfToFloat(v.bits); }

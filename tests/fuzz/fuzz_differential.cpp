@@ -92,8 +92,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   ModelCheckOptions options;
   options.seed = size ? data[size - 1] : 0;
-  options.rtol = 1e-4;
-  options.atol = 1e-5;
   std::unique_ptr<OutputChecker> checker = createRuntimeOutputChecker(options);
   if (!checker->recordReference(*model, error)) {
     ++skipped;
