@@ -16,9 +16,11 @@
 // Binary ops match with their operands in either order. Conditions
 // (otherwise declined, with the reason under --debug-only):
 //   - the model's default-domain opset is >= 20 (the opset is never raised);
-//   - the constants are single-element floating constants within 1e-4
-//     (relative) of sqrt(2), 1/sqrt(2), 1, 0.5, 0.044715, sqrt(2/pi) and 3
-//     for the exponent;
+//   - the constants are single-element constants holding sqrt(2),
+//     1/sqrt(2), 1, 0.5, 0.044715, sqrt(2/pi) and 3 for the exponent as
+//     their element type holds them (within 2 units in its last place: a
+//     constant written 1.00009 is not 1, and Gelu would change the results
+//     by more than the model check accepts);
 //   - every intermediate value is read only inside the pattern and is not
 //     a graph output;
 //   - no constant has a rank above x's (a one-element constant of shape
@@ -37,7 +39,7 @@ namespace onnxslim {
 
 namespace {
 
-/// Whether `v` is a single-element constant within 1e-4 (relative) of `c`.
+/// Whether `v` is a single-element constant holding `c` (nearInUlps).
 bool isNear(const Value *v, double c) {
   TensorPtr t = constantTensor(v);
   if (!t || t->numElements() != 1)
@@ -49,7 +51,7 @@ bool isNear(const Value *v, double c) {
       return false;
     d = std::vector<double>{static_cast<double>((*i)[0])};
   }
-  return std::fabs((*d)[0] - c) <= 1e-4 * std::fabs(c);
+  return nearInUlps((*d)[0], c, t->dtype());
 }
 
 /// For a binary default-domain `op` node `n` with a constant near `c` on

@@ -11,6 +11,8 @@
 #include "transforms/PatternMatch.h"
 #include "transforms/ValueUtils.h"
 
+#include <cmath>
+
 namespace onnxslim {
 
 int64_t defaultOpset(const Node &node) {
@@ -74,6 +76,19 @@ TensorPtr fromDoubles(DataType dtype, std::vector<int64_t> dims, const std::vect
     return Tensor::fromValues(DataType::Float, std::move(dims), f);
   }
   }
+}
+
+bool nearInUlps(double x, double c, DataType t, int ulps) {
+  int mantissa = t == DataType::Double     ? 52
+                 : t == DataType::Float    ? 23
+                 : t == DataType::Float16  ? 10
+                 : t == DataType::BFloat16 ? 7
+                                           : -1;
+  if (mantissa < 0 || c == 0)
+    return x == c;
+  int e = 0;
+  std::frexp(std::fabs(c), &e); // |c| = f * 2^e, f in [0.5, 1)
+  return std::fabs(x - c) <= ulps * std::ldexp(1.0, e - 1 - mantissa);
 }
 
 std::optional<std::vector<double>> constantDoubles(const Value *value) {

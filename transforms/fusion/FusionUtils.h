@@ -47,6 +47,14 @@ std::optional<std::vector<double>> toDoubles(const Tensor &tensor);
 /// dtype (rounded to nearest even for the 16-bit types).
 TensorPtr fromDoubles(DataType dtype, std::vector<int64_t> dims, const std::vector<double> &values);
 
+/// Given a number read from a constant of element type `t` and the exact
+/// value `c` a pattern expects, Result: whether the constant is `c` as `t`
+/// holds it: within `ulps` units in the last place of `t` at `c` (exporters
+/// round or compute such constants in the model's type; a constant farther
+/// off changes the results by more than the model check accepts for `t`).
+/// Integer types: exactly.
+bool nearInUlps(double x, double c, DataType t, int ulps = 2);
+
 /// Given a constant value, Result: its elements as doubles (see toDoubles),
 /// or nullopt when it is no floating constant.
 std::optional<std::vector<double>> constantDoubles(const Value *value);
