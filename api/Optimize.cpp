@@ -483,7 +483,9 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
     if (options.floatType == "float16" && options.float16Fallback && options.keepIOTypes &&
         (required || (options.modelCheck == ModelCheckMode::Auto && report.modelCheckSkipped.empty())))
       keep = float16Fallback(model, options, registry, check, report, log);
-    convert = std::make_unique<PassManager>(registry, passManagerOptions(options, log));
+    PassManagerOptions convertOptions = passManagerOptions(options, log);
+    convertOptions.undoFaultyRewrites = false; // a conversion out of tolerance fails (the user asked for it)
+    convert = std::make_unique<PassManager>(registry, convertOptions);
     convert->addPass(floatTypePass(options, keep));
     if (!convert->parsePipeline(kAfterFloatType, error))
       return finish(Status::error(error));
@@ -505,7 +507,11 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   report.modelChecked = run.modelChecked;
   if (run.modelChecked)
     report.check = CheckReport{run.checkFigures.outputs, run.checkFigures.maxAbsDiff, run.checkFigures.maxRelDiff,
-                               run.checkFigures.seconds, run.checkFigures.dims, run.checkFigures.tolerances};
+                               run.checkFigures.seconds, run.checkFigures.dims, run.rewrites, run.exactRewrites,
+                               run.provedStructurally, run.checkFigures.tolerances};
+  for (const UndoneRewrite &u : run.undone)
+    report.undoneRewrites.push_back(
+        {u.rewrite.pass, u.rewrite.pattern, u.rewrite.root, u.rewrite.round, u.difference});
   if (report.modelCheckSkipped.empty() && autoCheck)
     report.modelCheckSkipped = run.modelCheckSkipped;
   for (const std::string &w : pm.context().warnings())

@@ -27,7 +27,7 @@ set(ONNXSLIM_PUBLIC_IR_HEADERS
   ir/Verifier.h)
 set(ONNXSLIM_PUBLIC_TRANSFORMS_HEADERS
   transforms/GreedyPatternRewriteDriver.h transforms/ModelCheck.h transforms/Pass.h
-  transforms/PassManager.h transforms/PassRegistry.h transforms/PatternMatch.h)
+  transforms/PassManager.h transforms/PassRegistry.h transforms/PatternMatch.h transforms/RewriteLog.h)
 
 install(TARGETS onnxslim EXPORT onnxslimTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

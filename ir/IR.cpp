@@ -615,6 +615,12 @@ void Model::setGraph(std::unique_ptr<Graph> g) {
     graph_->setModel(this);
 }
 
+std::unique_ptr<Graph> Model::releaseGraph() {
+  if (graph_)
+    graph_->setModel(nullptr);
+  return std::move(graph_);
+}
+
 int64_t Model::opsetVersion(std::string_view dom) const {
   auto norm = [](std::string_view d) { return d == "ai.onnx" ? std::string_view() : d; };
   for (const OpsetId &o : opsetImport)

@@ -561,6 +561,8 @@ public:
   Graph *graph() const { return graph_.get(); }
   /// Given a graph, Execute: makes it the main graph, Result: it belongs to this model.
   void setGraph(std::unique_ptr<Graph> g);
+  /// Execute: gives the main graph away, Result: it (the model has none left).
+  std::unique_ptr<Graph> releaseGraph();
   NameTable &names() { return names_; }
 
   /// The opset version imported for `domain` ("" and "ai.onnx" are the same), or -1.

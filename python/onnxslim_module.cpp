@@ -90,9 +90,23 @@ py::dict reportDict(const OptimizeReport &r) {
   check["seconds"] = r.check.seconds;
   check["dims"] = r.check.dims;
   check["tolerances"] = r.check.tolerances;
+  check["rewrites"] = r.check.rewrites;
+  check["exact_rewrites"] = r.check.exactRewrites;
+  check["proved_structurally"] = r.check.provedStructurally;
   d["check"] = check;
   d["model_check_skipped"] = r.modelCheckSkipped;
   d["rolled_back"] = r.rolledBack;
+  py::list undone;
+  for (const OptimizeReport::UndoneRewrite &u : r.undoneRewrites) {
+    py::dict ud;
+    ud["pass"] = u.pass;
+    ud["pattern"] = u.pattern;
+    ud["node"] = u.node;
+    ud["round"] = u.round;
+    ud["difference"] = u.difference;
+    undone.append(ud);
+  }
+  d["undone_rewrites"] = undone;
   d["warnings"] = r.warnings;
   d["statistics_text"] = r.statisticsText;
   d["timing_text"] = r.timingText;

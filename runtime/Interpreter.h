@@ -31,6 +31,7 @@
 #include "runtime/BufferPool.h"
 #include "runtime/Kernel.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <map>
@@ -61,6 +62,9 @@ struct RunOptions {
   /// for these inputs fails with Status::undefined() instead of returning
   /// that result. Constant folding sets this; `run` and `verify` do not.
   bool refuseUndefined = false;
+  /// When set and true, the run stops before its next node with an error
+  /// (the model check abandons a run it no longer needs).
+  const std::atomic<bool> *cancel = nullptr;
 };
 
 /// Time spent in one op type while profiling. Control-flow ops include the

@@ -72,9 +72,19 @@ void printSummary(std::ostream &os, const std::string &inPath, const ModelStats 
 
 void printModelCheck(std::ostream &os, const CheckReport &figures) {
   char buf[256];
+  if (figures.provedStructurally) {
+    std::snprintf(buf, sizeof buf,
+                  "model check: proved without running the model: all %zu rewrite(s) are exact by construction "
+                  "(%.3f s)\n",
+                  figures.rewrites, figures.seconds);
+    os << buf;
+    return;
+  }
   std::snprintf(buf, sizeof buf, "model check: %zu output(s) match, max abs diff %.3g, max rel diff %.3g (%.3f s)",
                 figures.outputs, figures.maxAbsDiff, figures.maxRelDiff, figures.seconds);
   os << buf;
+  if (figures.rewrites)
+    os << "; " << figures.rewrites << " rewrite(s), " << figures.exactRewrites << " exact by construction";
   if (!figures.tolerances.empty())
     os << "; tolerance of " << figures.tolerances;
   if (!figures.dims.empty())

@@ -202,8 +202,8 @@ bool optimizeOptions(MainArgs &args, const PassRegistry &registry, std::string &
   }
   if (!o.checkInputs.empty() && o.modelCheck == ModelCheckMode::Auto)
     o.modelCheck = ModelCheckMode::Require; // real inputs given: the check must run
-  if (args.strict && o.modelCheck != ModelCheckMode::EachPass) {
-    error = "--strict applies to --model-check-each";
+  if (args.strict && o.modelCheck == ModelCheckMode::Off) {
+    error = "--strict applies to the model check (--no-model-check turns it off)";
     return false;
   }
   if (!args.report.empty() && args.report[0] != "json") {
@@ -265,11 +265,18 @@ bool writeJsonReport(const MainArgs &args, const OptimizeReport &r, const ModelS
                   {"maxRelDiff", r.check.maxRelDiff},
                   {"seconds", r.check.seconds},
                   {"dims", r.check.dims},
-                  {"tolerances", r.check.tolerances}});
+                  {"tolerances", r.check.tolerances},
+                  {"rewrites", r.check.rewrites},
+                  {"exactRewrites", r.check.exactRewrites},
+                  {"provedStructurally", r.check.provedStructurally}});
   else if (!r.modelCheckSkipped.empty())
     check["skipped"] = r.modelCheckSkipped;
   if (r.float16Compared)
     check["float16"] = {{"keptFloat32Nodes", r.float16KeptNodes}};
+  nlohmann::ordered_json undone = nlohmann::ordered_json::array();
+  for (const OptimizeReport::UndoneRewrite &u : r.undoneRewrites)
+    undone.push_back({{"pass", u.pass}, {"pattern", u.pattern}, {"node", u.node}, {"round", u.round},
+                      {"difference", u.difference}});
   nlohmann::ordered_json j = {{"schema", "onnxslim-report/1"},
                       {"version", std::string(version())},
                       {"input", {{"path", args.input}, {"model", counts(before)}}},
@@ -280,6 +287,7 @@ bool writeJsonReport(const MainArgs &args, const OptimizeReport &r, const ModelS
                       {"passes", passes},
                       {"modelCheck", check},
                       {"rolledBack", r.rolledBack},
+                      {"undoneRewrites", undone},
                       {"warnings", r.warnings},
                       {"seconds", seconds}};
   std::string text = j.dump(2) + "\n";
@@ -408,6 +416,12 @@ int runMain(MainArgs &args) {
     return fail(args.input + ": --strict: " + std::to_string(report.rolledBack.size()) +
                 " pass(es) changed the outputs and were rolled back (" + report.rolledBack.front() +
                 "); nothing written");
+  if (args.strict && !report.undoneRewrites.empty()) {
+    const OptimizeReport::UndoneRewrite &u = report.undoneRewrites.front();
+    return fail(args.input + ": --strict: the model check undid " + std::to_string(report.undoneRewrites.size()) +
+                " rewrite(s) that changed the outputs (" + u.pattern + " at " + u.node + " in pass '" + u.pass +
+                "'); nothing written");
+  }
 
   if (toStdout) {
     if (!printToStdout(*model, error))
@@ -433,6 +447,10 @@ int runMain(MainArgs &args) {
     printSummary(std::cout, args.input, before, args.output, after, seconds);
     if (report.modelChecked)
       printModelCheck(std::cout, report.check);
+    for (const OptimizeReport::UndoneRewrite &u : report.undoneRewrites)
+      std::cout << "model check: undid " << u.pattern << " at " << u.node << " (pass '" << u.pass << "', round "
+                << u.round << "), which changed the outputs; the rest of the pipeline's work is kept:\n"
+                << u.difference << (u.difference.empty() || u.difference.back() == '\n' ? "" : "\n");
     if (report.float16Compared && args.opt.modelCheck == ModelCheckMode::Auto)
       std::cout << "model check: the float16 model matches too (within float16's tolerance)"
                 << (report.float16KeptNodes ? ", with " + std::to_string(report.float16KeptNodes) +
@@ -594,7 +612,9 @@ int main(int argc, char **argv) {
   app.add_option("--input-specs", mainArgs.inputSpecs,
                  "Input shapes/values for the model check from a models.json file (FILE[:NAME])")
       ->group(kCheck);
-  app.add_flag("--strict", mainArgs.strict, "Fail (write nothing) when --model-check-each rolled a pass back")
+  app.add_flag("--strict", mainArgs.strict,
+               "Fail (write nothing) when the model check had to undo a rewrite or --model-check-each rolled a pass "
+               "back")
       ->group(kCheck);
 
   app.add_flag("--list-passes", mainArgs.listPasses, "List the passes and exit")->group(kDebug);

@@ -226,3 +226,24 @@ std::unique_ptr<Model> cloneModel(const Model &model) {
 }
 
 } // namespace onnxslim
+
+namespace onnxslim {
+
+void moveModelContents(Model &dst, Model &src) {
+  dst.irVersion = src.irVersion;
+  dst.producerName = std::move(src.producerName);
+  dst.producerVersion = std::move(src.producerVersion);
+  dst.domain = std::move(src.domain);
+  dst.modelVersion = src.modelVersion;
+  dst.docString = std::move(src.docString);
+  dst.opsetImport = std::move(src.opsetImport);
+  dst.metadataProps = std::move(src.metadataProps);
+  dst.functions = std::move(src.functions);
+  dst.trainingInfo = std::move(src.trainingInfo);
+  dst.configuration = std::move(src.configuration);
+  dst.explicitFields = std::move(src.explicitFields);
+  dst.names() = src.names();
+  dst.setGraph(src.releaseGraph());
+}
+
+} // namespace onnxslim

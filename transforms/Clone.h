@@ -37,4 +37,10 @@ bool cloneAttribute(const Attribute &attribute, Attribute &out, ValueMap &map);
 /// Given a model, Execute: copies it, functions included, Result: the copy or null.
 std::unique_ptr<Model> cloneModel(const Model &model);
 
+/// Given two models, Execute: makes `dst` hold what `src` holds (its main
+/// graph, functions, opset imports, name table and every other field);
+/// `src` is left without a graph. (The model check puts a replay of the
+/// pipeline in the place of the model it was asked to optimize.)
+void moveModelContents(Model &dst, Model &src);
+
 } // namespace onnxslim

@@ -142,11 +142,22 @@ private:
         break;
   }
 
-  /// Tries the patterns of `node`; Result: whether one rewrote.
+  /// Tries the patterns of `node` that the rewrite log allows; Result:
+  /// whether one rewrote (and is then in the log).
   bool visit(Node *node) {
     PassContext &ctx = rewriter_.context();
+    RewriteLog &log = ctx.rewriteLog();
+    if (log.exhausted())
+      return false;
+    std::string key, label; // the root, named before a pattern may erase it
     for (const Pattern *p : patterns_.patternsFor(*node)) {
       if (!p->matchesRoot(*node))
+        continue;
+      if (key.empty() && label.empty()) {
+        key = rewriteKey(*node);
+        label = nodeLabel(*node);
+      }
+      if (log.hasBlocks() && !log.allows(p->name(), key))
         continue;
       rewriter_.setCurrentPattern(p->name());
       uint64_t before = rewriter_.changeCount();
@@ -162,6 +173,8 @@ private:
       }
       if (!ok)
         continue;
+      log.record(RewriteRecord{ctx.currentPass(), p->name(), std::move(label), std::move(key), ctx.round(),
+                               p->isExactByConstruction()});
       changed_ = true;
       ++rewrites_;
       ++ctx.counter(p->name());

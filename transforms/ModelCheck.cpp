@@ -14,6 +14,7 @@
 #include "runtime/Interpreter.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -47,6 +48,8 @@ public:
   }
 
   CheckFigures figures() const override { return figures_; }
+
+  void cancel() override { cancelled_ = true; }
 
 private:
   static double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -268,7 +271,9 @@ private:
 
   bool run(const Model &model, const std::vector<rt::RtValue> &inputs, std::vector<rt::RtValue> &outputs,
            std::string &error) {
-    rt::Interpreter interpreter(model);
+    rt::RunOptions options;
+    options.cancel = &cancelled_;
+    rt::Interpreter interpreter(model, rt::OpRegistry::builtin(), options);
     rt::Status s = interpreter.run(*model.graph(), inputs, outputs);
     if (!s.ok()) {
       error = s.message();
@@ -287,6 +292,7 @@ private:
   /// The precision each output of the reference model is computed in.
   std::vector<DataType> precisions_;
   CheckFigures figures_;
+  std::atomic<bool> cancelled_{false};
 };
 
 /// Adds the bytes of every constant tensor of `graph` and its subgraphs.

@@ -50,6 +50,9 @@ public:
   virtual bool matchesReference(const Model &model, std::string &report) = 0;
   /// What the last matchesReference() measured (all zero before one ran).
   virtual CheckFigures figures() const { return {}; }
+  /// Execute: makes a run in progress (recordReference in another thread)
+  /// stop soon with an error; the checker is not used afterwards.
+  virtual void cancel() {}
 };
 
 /// Outputs are compared with the tolerance of the precision each is

@@ -1,11 +1,21 @@
 //===- transforms/Pass.cpp - Passes, their context and statistics ---------===//
 #include "transforms/Pass.h"
 
+#include "transforms/PatternMatch.h"
+
 #include <iostream>
 
 namespace onnxslim {
 
 PassContext::PassContext() : debug_(&std::cerr) {}
+
+bool PassContext::beginRewrite(std::string_view step, const Node &root, bool exact) {
+  std::string key = rewriteKey(root);
+  if (!rewrites_.allows(step, key))
+    return false;
+  rewrites_.record(RewriteRecord{currentPass_, std::string(step), nodeLabel(root), std::move(key), round_, exact});
+  return true;
+}
 
 void PassContext::setCurrentPass(std::string_view pass) {
   currentPass_ = std::string(pass);

@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "RewriteLog.h"
+
 #include <cstdint>
 #include <memory>
 #include <ostream>
@@ -24,6 +26,7 @@
 namespace onnxslim {
 
 class Model;
+class Node;
 
 /// One named counter of one pass (LLVM's STATISTIC, per run).
 struct StatisticCounter {
@@ -69,6 +72,21 @@ public:
   /// Every warning of this context so far, in order.
   const std::vector<std::string> &warnings() const { return warnings_; }
 
+  //===--- Rewrite log (RewriteLog.h) ----------------------------------===//
+  /// Every rewrite of the run so far, and its replay limit and blocks.
+  RewriteLog &rewriteLog() { return rewrites_; }
+  const RewriteLog &rewriteLog() const { return rewrites_; }
+  /// Given a step of the current pass (a name for the kind of rewrite, e.g.
+  /// "fold") about to rewrite at `root`, and whether it is exact by
+  /// construction, Result: whether it may be made; when true it is recorded
+  /// and the caller must make it. Whole-model passes ask this per rewrite
+  /// so that the model check can name and undo one of them; a pass that
+  /// does not is logged as one rewrite per changing run.
+  bool beginRewrite(std::string_view step, const Node &root, bool exact);
+  /// The round of the pipeline being run (for the log).
+  void setRound(unsigned round) { round_ = round; }
+  unsigned round() const { return round_; }
+
   //===--- Failure ----------------------------------------------------===//
   /// Given a message, Execute: records that the current pass broke a contract
   /// (an onnxslim bug, never a property of the model); the pass manager stops.
@@ -86,6 +104,8 @@ private:
   std::ostream *debug_;
   std::vector<std::string> warnings_;
   std::string failure_;
+  RewriteLog rewrites_;
+  unsigned round_ = 0;
 };
 
 /// A transformation of a whole model.
@@ -110,6 +130,11 @@ public:
   /// The names of the rewrite patterns this pass runs (--debug-only accepts
   /// them besides pass names); none for a pass without patterns.
   virtual std::vector<std::string> patternNames() const { return {}; }
+  /// Whether every change this pass makes is exact by construction (it
+  /// cannot change what the model computes: RewriteLog.h), so that the
+  /// model check may prove it without running the model. Patterns and
+  /// steps that a pass logs itself say so per rewrite.
+  virtual bool isExactByConstruction() const { return false; }
 };
 
 } // namespace onnxslim

@@ -75,6 +75,13 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+/// A stream that drops everything (the debug stream of replays).
+std::ostream &nullStream() {
+  static thread_local std::ostream sink(nullptr);
+  sink.clear();
+  return sink;
+}
+
 } // namespace
 
 PassManager::PassManager(const PassRegistry &registry, PassManagerOptions options)
@@ -169,15 +176,21 @@ void PassManager::dumpIR(const Model &model, std::string_view when, std::string_
   os.flush();
 }
 
-bool PassManager::runPass(Entry &entry, Model &model, unsigned round, bool &changed,
-                          std::string &error) {
+bool PassManager::runPass(Entry &entry, Model &model, PassContext &context, unsigned round, bool quiet,
+                          bool &changed, std::string &error) {
   Pass &pass = *entry.pass;
   std::string name(pass.name());
-  if (options_.printIRBeforeAll || selected(options_.printIRBefore, name))
+  changed = false;
+  // The rewrite log's replay limit and blocks apply to whole runs too.
+  RewriteLog &rewrites = context.rewriteLog();
+  std::string roundKey = "round " + std::to_string(round);
+  if (rewrites.exhausted() || (rewrites.hasBlocks() && !rewrites.allows(name, roundKey)))
+    return true;
+  if (!quiet && (options_.printIRBeforeAll || selected(options_.printIRBefore, name)))
     dumpIR(model, "Before", name);
 
   std::unique_ptr<Graph> snapshot;
-  if (options_.modelCheckEach && checkerReady_ && model.graph()) {
+  if (!quiet && options_.modelCheckEach && checkerReady_ && model.graph()) {
     snapshot = cloneGraph(*model.graph());
     if (!snapshot) {
       error = "cannot snapshot the IR before pass '" + name + "': it reads values out of scope";
@@ -185,19 +198,27 @@ bool PassManager::runPass(Entry &entry, Model &model, unsigned round, bool &chan
     }
   }
 
-  if (options_.onPassStart)
+  if (!quiet && options_.onPassStart)
     options_.onPassStart(name, round);
-  context_.setCurrentPass(name);
+  context.setCurrentPass(name);
+  context.setRound(round);
+  size_t logged = rewrites.size();
   auto start = std::chrono::steady_clock::now();
-  changed = pass.run(model, context_);
-  entry.seconds += secondsSince(start);
-  ++entry.runs;
+  changed = pass.run(model, context);
+  if (!quiet) {
+    entry.seconds += secondsSince(start);
+    ++entry.runs;
+  }
+  if (changed && rewrites.size() == logged)
+    rewrites.record(RewriteRecord{name, name, "(the whole model)", roundKey, round, pass.isExactByConstruction()});
 
   std::string where = "pass '" + name + "'" + (maxRounds_ > 1 ? " (round " + std::to_string(round) + ")" : "");
-  if (context_.failed()) {
-    error = where + " failed: " + context_.failureMessage();
+  if (context.failed()) {
+    error = where + " failed: " + context.failureMessage();
     return false;
   }
+  if (quiet)
+    return true;
   if (options_.printIRAfterAll || selected(options_.printIRAfter, name) ||
       (options_.printIRAfterChange && changed))
     dumpIR(model, "After", name);
@@ -231,6 +252,29 @@ bool PassManager::runPass(Entry &entry, Model &model, unsigned round, bool &chan
   return true;
 }
 
+bool PassManager::runRounds(Model &model, PassContext &context, bool quiet, std::string &error) {
+  for (unsigned round = 1; round <= maxRounds_; ++round) {
+    if (!quiet)
+      report_.rounds = round;
+    bool roundChanged = false;
+    for (Entry &e : passes_) {
+      if (e.disabled)
+        continue;
+      bool changed = false;
+      if (!runPass(e, model, context, round, quiet, changed, error))
+        return false;
+      roundChanged |= changed;
+    }
+    if (!quiet) {
+      report_.changed |= roundChanged;
+      report_.converged = !roundChanged || maxRounds_ == 1;
+    }
+    if (!roundChanged)
+      break;
+  }
+  return true;
+}
+
 bool PassManager::referenceRecorded(bool ok, const std::string &why, std::string &error) {
   if (ok)
     return true;
@@ -240,6 +284,97 @@ bool PassManager::referenceRecorded(bool ok, const std::string &why, std::string
   }
   report_.modelCheckSkipped = "the input model does not run in the interpreter: " + why;
   return true;
+}
+
+std::unique_ptr<Model> PassManager::replay(const Model &original, std::optional<size_t> limit,
+                                           const RewriteLog &blocks, PassContext &context, std::string &error) {
+  std::unique_ptr<Model> copy = cloneModel(original);
+  if (!copy) {
+    error = "cannot copy the input model";
+    return nullptr;
+  }
+  context.rewriteLog() = blocks;
+  context.rewriteLog().clearRecords();
+  context.rewriteLog().setLimit(limit);
+  if (!runRounds(*copy, context, /*quiet=*/true, error))
+    return nullptr;
+  return copy;
+}
+
+bool PassManager::undoFaultyRewrites(Model &model, const Model &original, std::string difference,
+                                     std::string &error) {
+  RewriteLog blocks;
+  auto quietContext = [&] {
+    PassContext c;
+    c.setDebugStream(nullStream());
+    return c;
+  };
+  for (unsigned attempt = 0; attempt < kMaxUndoneRewrites; ++attempt) {
+    // The pipeline again from a copy of the input, so that every run the
+    // bisection compares starts from the same model (fresh names included).
+    PassContext full = quietContext();
+    std::unique_ptr<Model> all = replay(original, std::nullopt, blocks, full, error);
+    if (!all)
+      return false;
+    std::vector<RewriteRecord> records = full.rewriteLog().records();
+    std::string diff;
+    if (checker_->matchesReference(*all, diff)) {
+      error = "model check: the outputs differed after the pipeline but not after a replay of it (the pipeline is "
+              "not deterministic):\n" + difference;
+      return false;
+    }
+    // Bisect: a replay that may make the first `lo` rewrites matches (0:
+    // the input itself), one that may make the first `hi` does not.
+    size_t lo = 0, hi = records.size();
+    std::string faultDiff = diff;
+    while (hi - lo > 1) {
+      size_t mid = lo + (hi - lo) / 2;
+      PassContext c = quietContext();
+      std::unique_ptr<Model> prefix = replay(original, mid, blocks, c, error);
+      if (!prefix)
+        return false;
+      const std::vector<RewriteRecord> &r = c.rewriteLog().records();
+      for (size_t i = 0; i < r.size() && i < mid; ++i)
+        if (r[i].key != records[i].key || r[i].pattern != records[i].pattern) {
+          error = "model check: the outputs differ, and replays of the pipeline do not make the same rewrites (rewrite " +
+                  std::to_string(i + 1) + ": " + r[i].pattern + " at " + r[i].root + " vs " + records[i].pattern +
+                  " at " + records[i].root + "), so the rewrite at fault cannot be isolated:\n" + difference;
+          return false;
+        }
+      std::string d;
+      if (checker_->matchesReference(*prefix, d))
+        lo = mid;
+      else
+        hi = mid, faultDiff = d;
+    }
+    if (hi == 0) {
+      error = "model check: the outputs differ although the pipeline made no rewrite:\n" + difference;
+      return false;
+    }
+    const RewriteRecord &fault = records[hi - 1];
+    blocks.block(fault);
+    report_.undone.push_back(UndoneRewrite{fault, faultDiff});
+    log() << "onnxslim: model check: rewrite " << hi << " of " << records.size() << ", " << fault.pattern << " at "
+          << fault.root << " (pass '" << fault.pass << "', round " << fault.round << "), changed the outputs:\n"
+          << faultDiff << (faultDiff.empty() || faultDiff.back() == '\n' ? "" : "\n")
+          << "onnxslim: model check: undone, kept from matching there again; the rest of the pipeline is kept\n";
+    // The pipeline without it: the run whose statistics are reported.
+    PassContext again;
+    again.enableDebug(options_.debugOnly);
+    again.setDebugStream(log());
+    std::unique_ptr<Model> fixed = replay(original, std::nullopt, blocks, again, error);
+    if (!fixed)
+      return false;
+    if (checker_->matchesReference(*fixed, difference)) {
+      moveModelContents(model, *fixed);
+      again.rewriteLog().setLimit(std::nullopt);
+      context_ = std::move(again);
+      return true;
+    }
+  }
+  error = "model check failed: the optimized model's outputs differ from the input model's, and undoing " +
+          std::to_string(kMaxUndoneRewrites) + " rewrites did not bring them back\n" + difference;
+  return false;
 }
 
 bool PassManager::run(Model &model, std::string &error) {
@@ -255,8 +390,10 @@ bool PassManager::run(Model &model, std::string &error) {
   // The reference run of the input model. With only the final check it runs
   // on a copy of the model in a second thread while the passes work on the
   // model (tensors are immutable and shared, the interpreter keeps no global
-  // state), so the check costs one run of the model, not two, in wall time.
-  // --model-check-each needs the reference before the first pass.
+  // state), so the check costs one run of the model, not two, in wall time;
+  // the copy is also what the check replays the pipeline from to find a
+  // rewrite at fault. --model-check-each needs the reference before the
+  // first pass.
   // (Declared before the future, whose destructor waits for the thread.)
   std::string referenceError;
   std::unique_ptr<Model> referenceModel;
@@ -273,29 +410,34 @@ bool PassManager::run(Model &model, std::string &error) {
     checking = false;
   }
   checkerReady_ = checking && options_.modelCheckEach;
-  for (unsigned round = 1; round <= maxRounds_; ++round) {
-    report_.rounds = round;
-    bool roundChanged = false;
-    for (Entry &e : passes_) {
-      if (e.disabled)
-        continue;
-      bool changed = false;
-      if (!runPass(e, model, round, changed, error)) {
-        totalSeconds_ += secondsSince(start);
-        return false;
-      }
-      roundChanged |= changed;
-    }
-    report_.changed |= roundChanged;
-    report_.converged = !roundChanged || maxRounds_ == 1;
-    if (!roundChanged)
-      break;
-  }
+  context_.rewriteLog() = RewriteLog();
+  bool ok = runRounds(model, context_, /*quiet=*/false, error);
   totalSeconds_ += secondsSince(start);
+  if (!ok) {
+    if (reference.valid())
+      checker_->cancel();
+    return false;
+  }
   if (!report_.converged) {
     context_.setCurrentPass("");
     context_.warn("the pipeline still changed the model in round " + std::to_string(maxRounds_) +
                   " (the round cap); stopped before a fixed point");
+  }
+  const RewriteLog &rewrites = context_.rewriteLog();
+  report_.rewrites = rewrites.size();
+  report_.exactRewrites = rewrites.size() - rewrites.inexactCount();
+  auto checkStart = std::chrono::steady_clock::now();
+  if (checking && options_.modelCheck && !options_.modelCheckEach && rewrites.inexactCount() == 0) {
+    // Every rewrite is exact by construction: nothing to run.
+    if (reference.valid()) {
+      checker_->cancel();
+      reference.wait();
+    }
+    report_.modelChecked = report_.provedStructurally = true;
+    report_.checkFigures.outputs = model.graph() ? model.graph()->numOutputs() : 0;
+    report_.checkFigures.seconds = secondsSince(checkStart);
+    totalSeconds_ += report_.checkFigures.seconds;
+    return true;
   }
   if (reference.valid() && !referenceRecorded(reference.get(), referenceError, error))
     return false;
@@ -304,6 +446,14 @@ bool PassManager::run(Model &model, std::string &error) {
     // check is known to have run.
     std::string diff;
     bool same = checker_->matchesReference(model, diff);
+    if (!same && referenceModel && !options_.modelCheckEach && options_.undoFaultyRewrites) {
+      same = undoFaultyRewrites(model, *referenceModel, diff, error);
+      if (!same)
+        return false;
+      report_.rewrites = context_.rewriteLog().size();
+      report_.exactRewrites = report_.rewrites - context_.rewriteLog().inexactCount();
+      checker_->matchesReference(model, diff); // the figures of the model kept
+    }
     report_.modelChecked = true;
     report_.checkFigures = checker_->figures();
     if (!same) {
@@ -311,6 +461,7 @@ bool PassManager::run(Model &model, std::string &error) {
       return false;
     }
   }
+  totalSeconds_ += secondsSince(checkStart);
   return true;
 }
 

@@ -15,6 +15,17 @@
 //   --model-check-each (a pass that changes the outputs is rolled back,
 //   reported, and not run again).
 //
+// The final model check uses the rewrite log (RewriteLog.h): a pipeline
+// whose every rewrite is exact by construction is proven without running
+// the model (the reference run in flight is cancelled). When the outputs
+// differ, the check finds the rewrite at fault instead of only failing:
+// it bisects over the number of rewrites a replay of the pipeline (from a
+// copy of the input) may make, to the first one after which the outputs
+// differ; then it runs the whole pipeline again with that rewrite blocked
+// at that root (the rest of the work is kept), and checks again (up to
+// kMaxUndoneRewrites times). The report names each undone rewrite and the
+// output difference it made.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -23,6 +34,7 @@
 #include "PassRegistry.h"
 
 #include <functional>
+#include <optional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -50,6 +62,11 @@ struct PassManagerOptions {
   bool modelCheck = false;
   /// Compare after every changing pass and roll back a pass that differs.
   bool modelCheckEach = false;
+  /// When the final check finds the outputs changed: find the rewrite at
+  /// fault, undo it and keep the rest (see the file comment); false fails
+  /// the run instead (a conversion the user asked for, such as --dtype,
+  /// is not silently dropped).
+  bool undoFaultyRewrites = true;
   /// The default check (on unless asked otherwise): when the input model
   /// cannot run in the interpreter, the check is skipped with a note in the
   /// report instead of failing the run.
@@ -58,6 +75,13 @@ struct PassManagerOptions {
   std::ostream *log = nullptr;
   /// Called as each pass starts, with its name and the round (progress).
   std::function<void(std::string_view pass, unsigned round)> onPassStart;
+};
+
+/// A rewrite the final model check found at fault and undid.
+struct UndoneRewrite {
+  RewriteRecord rewrite;
+  /// The outputs it changed ("  output 'y': max abs diff ...").
+  std::string difference;
 };
 
 /// What one run did.
@@ -74,6 +98,14 @@ struct PassManagerReport {
   CheckFigures checkFigures;
   /// Why a best-effort model check did not run ("" when it ran or was off).
   std::string modelCheckSkipped;
+  /// Rewrites made (RewriteLog), and how many were exact by construction.
+  size_t rewrites = 0;
+  size_t exactRewrites = 0;
+  /// Whether the final check proved the model without running it (every
+  /// rewrite exact by construction).
+  bool provedStructurally = false;
+  /// Rewrites the final check found at fault and undid, in order.
+  std::vector<UndoneRewrite> undone;
 };
 
 class PassManager {
@@ -100,6 +132,8 @@ public:
   /// default, kDefaultMaxRounds, is what `onnxslim IN OUT` runs: a pass
   /// manager built on the default pipeline gives the command line's result.
   static constexpr unsigned kDefaultMaxRounds = 10;
+  /// How many faulty rewrites the final model check undoes before it gives up.
+  static constexpr unsigned kMaxUndoneRewrites = 8;
   void setMaxRounds(unsigned maxRounds) { maxRounds_ = maxRounds ? maxRounds : 1; }
   /// Given a checker, Execute: uses it for --model-check(-each).
   void setOutputChecker(std::unique_ptr<OutputChecker> checker);
@@ -148,7 +182,26 @@ private:
     unsigned runs = 0;
     bool disabled = false; ///< rolled back by --model-check-each
   };
-  bool runPass(Entry &entry, Model &model, unsigned round, bool &changed, std::string &error);
+  /// Given a pass, a model and the context to run it in (quiet: a replay,
+  /// without instrumentation or timing), Execute: runs it unless the
+  /// context's rewrite log forbids, logging it as one rewrite when it
+  /// changed the model and logged nothing itself, Result: false with
+  /// `error` when it broke the IR or a contract.
+  bool runPass(Entry &entry, Model &model, PassContext &context, unsigned round, bool quiet, bool &changed,
+               std::string &error);
+  /// Given a model and a context, Execute: runs the rounds of the pipeline
+  /// (to a fixed point or the cap), Result: false with `error` as runPass.
+  bool runRounds(Model &model, PassContext &context, bool quiet, std::string &error);
+  /// Given the input model, a rewrite limit (nullopt: none) and the blocked
+  /// rewrites of `blocks`, Execute: runs the pipeline quietly on a copy,
+  /// Result: the copy, with its log in `log` (null with `error` on failure).
+  std::unique_ptr<Model> replay(const Model &original, std::optional<size_t> limit, const RewriteLog &blocks,
+                                PassContext &context, std::string &error);
+  /// Given the model after the pipeline, a copy of the input and the
+  /// difference the check found, Execute: finds and undoes the rewrites at
+  /// fault (see the file comment), leaving `model` as the pipeline without
+  /// them, Result: whether its outputs now match (else `error`).
+  bool undoFaultyRewrites(Model &model, const Model &original, std::string difference, std::string &error);
   void dumpIR(const Model &model, std::string_view when, std::string_view pass);
   bool selected(const std::vector<std::string> &names, std::string_view pass) const;
   /// Whether some registered pass has a pattern named `name` (--debug-only).

@@ -51,6 +51,10 @@ public:
   /// rewrites through `rewriter`, Result: true if and only if the IR changed.
   virtual bool matchAndRewrite(Node *node, Rewriter &rewriter) const = 0;
 
+  /// Whether every rewrite of this pattern is exact by construction (it
+  /// cannot change what the model computes; transforms/RewriteLog.h).
+  virtual bool isExactByConstruction() const { return false; }
+
 private:
   std::string rootOp_;
   std::string name_;

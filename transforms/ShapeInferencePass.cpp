@@ -156,6 +156,8 @@ namespace {
 
 class InferShapesPass : public Pass {
 public:
+  /// Types only: no value changes.
+  bool isExactByConstruction() const override { return true; }
   std::string_view name() const override { return "infer-shapes"; }
   std::string_view description() const override {
     return "Infer element types and (symbolic) shapes of every value; value-info=true also records them";

@@ -16,8 +16,14 @@
 //                              attribute its op does not have: valid IR,
 //                              invalid ONNX, so the output validation must
 //                              refuse to write it (--verify-each names it).
+//   test-miscompile-add        a pattern that turns Add into Sub where the
+//                              node's name contains "miscompile" and
+//                              removes Identity elsewhere (correctly): the
+//                              final model check must find that single
+//                              rewrite, name it and undo it alone.
 //
 //===----------------------------------------------------------------------===//
+#include "transforms/GreedyPatternRewriteDriver.h"
 #include "transforms/PassRegistry.h"
 #include "transforms/Passes.h"
 #include "transforms/PatternMatch.h"
@@ -89,12 +95,48 @@ public:
   }
 };
 
+/// Add (named "...miscompile...") -> Sub: wrong on purpose.
+class MiscompileAdd : public Pattern {
+public:
+  MiscompileAdd() : Pattern("Add", "test-miscompile-add") {}
+  bool matchAndRewrite(Node *node, Rewriter &rewriter) const override {
+    if (node->name().find("miscompile") == std::string::npos)
+      return rewriter.notifyMatchFailure(node, "not named for it");
+    rewriter.modifyNodeInPlace(node, [&] { node->setOpType("Sub"); });
+    return true;
+  }
+};
+
+/// Identity -> its input (a correct rewrite, so that the run has work to keep).
+class DropIdentity : public Pattern {
+public:
+  DropIdentity() : Pattern("Identity", "test-drop-identity") {}
+  bool matchAndRewrite(Node *node, Rewriter &rewriter) const override {
+    return replaceNodeWithValue(node, node->operand(0), rewriter, "test-drop-identity");
+  }
+};
+
+class MiscompileAddPass : public PatternRewritePass {
+public:
+  std::string_view name() const override { return "test-miscompile-add"; }
+  std::string_view description() const override {
+    return "(test) Turn Adds named *miscompile* into Sub: a wrong rewrite for the model check to find and undo";
+  }
+
+protected:
+  void populatePatterns(PatternSet &patterns) const override {
+    patterns.add<MiscompileAdd>();
+    patterns.add<DropIdentity>();
+  }
+};
+
 } // namespace
 
 void registerTestPasses(PassRegistry &registry) {
   registry.add<NegateFirstOutputPass>(/*testOnly=*/true);
   registry.add<BreakIRPass>(/*testOnly=*/true);
   registry.add<InvalidAttributePass>(/*testOnly=*/true);
+  registry.add<MiscompileAddPass>(/*testOnly=*/true);
 }
 
 } // namespace onnxslim

@@ -326,6 +326,14 @@ struct CheckReport {
   double seconds = 0;
   /// The symbolic dims the inputs had ("batch=1, seq=32"; "" if none).
   std::string dims;
+  /// Rewrites the pipeline made, and how many of them are exact by
+  /// construction (removing dead nodes or Identity, merging equal
+  /// constants, folding constants, integer shape folding, types).
+  size_t rewrites = 0;
+  size_t exactRewrites = 0;
+  /// Whether the check proved the model without running it: every rewrite
+  /// was exact by construction (no run, seconds ~0).
+  bool provedStructurally = false;
   /// Outputs compared with another precision's tolerance than float32's
   /// ("float16 for 1 output"; "" if none): each output is compared with
   /// the tolerance of the precision it is computed in (docs/API.md).
@@ -361,6 +369,17 @@ struct OptimizeReport {
   size_t float16KeptNodes = 0;
   /// "pass: reason" for every pass rolled back (ModelCheckMode::EachPass).
   std::vector<std::string> rolledBack;
+  /// A rewrite the final model check found at fault and undid: the model
+  /// written is the pipeline without it (at that node only; the rest of the
+  /// pipeline's work is kept).
+  struct UndoneRewrite {
+    std::string pass;       ///< The pass that made it.
+    std::string pattern;    ///< Its pattern or step (the pass's name for a whole run).
+    std::string node;       ///< Its root node ("Add 'miscompile_add'").
+    unsigned round = 0;     ///< The pipeline round.
+    std::string difference; ///< The outputs it changed, one line each.
+  };
+  std::vector<UndoneRewrite> undoneRewrites;
   /// Warnings of the passes and of the input's validation.
   std::vector<std::string> warnings;
   /// The statistics and timing reports as `onnxslim --stats --timing` prints them.

@@ -120,6 +120,40 @@ TEST(GreedyDriver, ConvergesInTwoSweepsOnALongChain) {
   EXPECT_TRUE(m.verifies());
 }
 
+TEST(GreedyDriver, LogsEveryRewriteAndHonoursTheLogsLimitAndBlocks) {
+  // Every success is logged, in order, with its root.
+  TestModel m = identityChain(5);
+  PatternSet patterns;
+  patterns.add<BypassIdentity>();
+  PassContext ctx;
+  applyPatternsGreedily(m.model, patterns, ctx);
+  const std::vector<RewriteRecord> &all = ctx.rewriteLog().records();
+  ASSERT_EQ(all.size(), 5u);
+  EXPECT_EQ(all[0].pattern, "bypass-identity");
+  EXPECT_FALSE(all[0].exact);
+  EXPECT_EQ(ctx.rewriteLog().inexactCount(), 5u);
+
+  // A limit of 2: two rewrites, the rest left as they were.
+  TestModel limited = identityChain(5);
+  PassContext two;
+  two.rewriteLog().setLimit(2);
+  applyPatternsGreedily(limited.model, patterns, two);
+  EXPECT_EQ(two.rewriteLog().size(), 2u);
+  EXPECT_EQ(limited.g->numNodes(), 4u);
+  EXPECT_EQ(two.rewriteLog().records()[1].key, all[1].key);
+
+  // A blocked (pattern, root): every other root is rewritten.
+  TestModel blocked = identityChain(5);
+  PassContext skip;
+  skip.rewriteLog().block(all[2]);
+  applyPatternsGreedily(blocked.model, patterns, skip);
+  EXPECT_EQ(skip.rewriteLog().size(), 4u);
+  EXPECT_EQ(blocked.g->numNodes(), 2u);
+  for (const RewriteRecord &r : skip.rewriteLog().records())
+    EXPECT_NE(r.key, all[2].key);
+  EXPECT_TRUE(blocked.verifies());
+}
+
 TEST(GreedyDriver, NothingToDoConvergesInOneSweep) {
   TestModel m = identityChain(0);
   PatternSet patterns;

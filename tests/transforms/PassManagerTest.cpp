@@ -295,6 +295,7 @@ TEST(PassManager, ModelCheckRefusesAWrongResult) {
   m.output(m.op("Relu", {m.input("x", {4})}, "y"), {4});
   PassManagerOptions options;
   options.modelCheck = true;
+  options.undoFaultyRewrites = false;
   PassManager pm(registry, options);
   pm.setMaxRounds(1); // a single run of the pipeline (the default is the fixed point)
   pm.setOutputChecker(createRuntimeOutputChecker());
@@ -303,6 +304,50 @@ TEST(PassManager, ModelCheckRefusesAWrongResult) {
   EXPECT_FALSE(pm.run(m.model, error));
   EXPECT_NE(error.find("model check failed"), std::string::npos) << error;
   EXPECT_NE(error.find("output 'y'"), std::string::npos) << error;
+}
+
+TEST(PassManager, ModelCheckUndoesTheRewriteAtFault) {
+  PassRegistry registry = PassRegistry::withBuiltinPasses();
+  registerTestPasses(registry);
+  TestModel m;
+  Value *i = m.op("Identity", {m.input("x", {4})}, "i");
+  m.output(m.op("Relu", {i}, "y"), {4});
+  std::ostringstream log;
+  PassManagerOptions options;
+  options.modelCheck = true;
+  options.log = &log;
+  PassManager pm(registry, options);
+  pm.setMaxRounds(1);
+  pm.setOutputChecker(createRuntimeOutputChecker());
+  std::string error;
+  ASSERT_TRUE(pm.parsePipeline("test-negate-first-output,eliminate-identity-ops", error));
+  ASSERT_TRUE(pm.run(m.model, error)) << error;
+  // The negation is undone, the Identity removal is kept.
+  ASSERT_EQ(pm.report().undone.size(), 1u);
+  EXPECT_EQ(pm.report().undone[0].rewrite.pass, "test-negate-first-output");
+  EXPECT_NE(pm.report().undone[0].difference.find("output 'y'"), std::string::npos);
+  EXPECT_TRUE(pm.report().modelChecked);
+  EXPECT_EQ(pm.report().rewrites, 1u);
+  ASSERT_EQ(m.model.graph()->numNodes(), 1u);
+  EXPECT_EQ(m.model.graph()->firstNode()->opType(), "Relu");
+  EXPECT_NE(log.str().find("undone"), std::string::npos);
+}
+
+TEST(PassManager, ModelCheckProvesExactRewritesWithoutRunning) {
+  PassRegistry registry = PassRegistry::withBuiltinPasses();
+  TestModel m;
+  Value *i = m.op("Identity", {m.input("x", {4})}, "i");
+  m.output(m.op("Relu", {i}, "y"), {4});
+  PassManagerOptions options;
+  options.modelCheck = true;
+  PassManager pm(registry, options);
+  pm.setOutputChecker(createRuntimeOutputChecker());
+  std::string error;
+  ASSERT_TRUE(pm.parsePipeline("eliminate-identity-ops,eliminate-dead-nodes", error));
+  ASSERT_TRUE(pm.run(m.model, error)) << error;
+  EXPECT_TRUE(pm.report().provedStructurally);
+  EXPECT_EQ(pm.report().rewrites, pm.report().exactRewrites);
+  EXPECT_GE(pm.report().rewrites, 1u);
 }
 
 TEST(PassManager, ModelCheckWithoutAChecker) {

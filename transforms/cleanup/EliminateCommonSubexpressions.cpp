@@ -309,6 +309,8 @@ private:
 
 class EliminateCommonSubexpressionsPass : public Pass {
 public:
+  /// A deterministic node on the same operands computes the same results.
+  bool isExactByConstruction() const override { return true; }
   std::string_view name() const override { return "eliminate-common-subexpressions"; }
   std::string_view description() const override {
     return "Merge identical deterministic nodes on identical inputs (hash-consing)";

@@ -139,6 +139,8 @@ private:
 
 class EliminateDeadNodesPass : public Pass {
 public:
+  /// What reaches no output computes nothing an output depends on.
+  bool isExactByConstruction() const override { return true; }
   std::string_view name() const override { return "eliminate-dead-nodes"; }
   std::string_view description() const override {
     return "Erase nodes whose results reach no graph output (side-effect-free ops only)";

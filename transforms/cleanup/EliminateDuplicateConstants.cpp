@@ -295,6 +295,8 @@ private:
 
 class EliminateDuplicateConstantsPass : public Pass {
 public:
+  /// Merged constants are byte for byte equal.
+  bool isExactByConstruction() const override { return true; }
   std::string_view name() const override { return "eliminate-duplicate-constants"; }
   std::string_view description() const override {
     return "Merge initializers and Constant nodes holding equal tensors (sampled, then hashed, XXH3)";

@@ -86,6 +86,8 @@ const char *cannotRename(const Value *input, const Value *output, const Graph *h
 
 class EliminateIdentity : public Pattern {
 public:
+  /// Users read the value Identity returned: nothing computed changes.
+  bool isExactByConstruction() const override { return true; }
   EliminateIdentity() : Pattern("Identity", "eliminate-identity") {}
 
   bool matchAndRewrite(Node *node, Rewriter &rewriter) const override {

@@ -24,6 +24,8 @@ namespace {
 
 class EliminateUnusedInitializersPass : public Pass {
 public:
+  /// Nothing reads what is removed.
+  bool isExactByConstruction() const override { return true; }
   std::string_view name() const override { return "eliminate-unused-initializers"; }
   std::string_view description() const override {
     return "Remove initializers nothing reads (not graph inputs, unless include-inputs=true)";

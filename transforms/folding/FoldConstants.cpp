@@ -198,9 +198,15 @@ private:
     return o;
   }
 
+  /// Folding is exact by construction: the node's kernel computes now what
+  /// it would compute at run time (in the interpreter, bit for bit), so
+  /// each step is logged as exact (transforms/RewriteLog.h).
   void process(Node *n) {
+    if (context_.rewriteLog().exhausted())
+      return;
     if (n->is("Constant")) {
-      if (constantsAreInitializers(*n->graph()) && constantNodeToInitializer(rewriter_, n))
+      if (constantsAreInitializers(*n->graph()) && constantNodeTensor(*n) &&
+          context_.beginRewrite("constant-to-initializer", *n, true) && constantNodeToInitializer(rewriter_, n))
         ++context_.counter("constant-nodes", "Constant nodes turned into initializers");
       return;
     }
@@ -261,6 +267,8 @@ private:
       }
       results[i] = t;
     }
+    if (!context_.beginRewrite("fold", *n, true))
+      return;
     if (rewriter_.debugEnabled()) {
       size_t bytes = 0;
       for (const TensorPtr &t : results)

@@ -109,6 +109,9 @@ private:
       rewriter_.notifyMatchFailure(ifNode, "the graph belongs to no model (no name table)");
       return;
     }
+    // Exact by construction: the taken branch computes what the If returned.
+    if (!context_.beginRewrite("inline-if", *ifNode, /*exact=*/true))
+      return;
     inline_(ifNode, branch);
     ++context_.counter("inlined-ifs", "Ifs with a constant condition replaced by their taken branch");
   }

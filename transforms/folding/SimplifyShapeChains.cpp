@@ -128,6 +128,11 @@ private:
     bool whole = n->numResults() == 1;
     if (!whole && outputs) {
       // Replace node uses only: graph outputs keep reading the node.
+      bool some = false;
+      for (size_t i = 0; i < n->numResults(); ++i)
+        some = some || (tensors[i] && hasNodeUse(*n->result(i)));
+      if (!some || !context_.beginRewrite("known-values", *n, /*exact=*/true))
+        return false;
       bool moved = false;
       for (size_t i = 0; i < n->numResults(); ++i)
         if (tensors[i] && hasNodeUse(*n->result(i))) {
@@ -142,6 +147,8 @@ private:
         for (size_t i = 0; i < n->numResults(); ++i)
           if (n->result(i) && n->result(i)->hasUses() && !tensors[i])
             return false; // keep the node: a result is still computed
+      if (!context_.beginRewrite("known-values", *n, /*exact=*/true))
+        return false;
       for (Value *r : n->results())
         if (r)
           inferencer_.forget(r);
@@ -234,6 +241,8 @@ private:
         if (!low || *low < 1)
           return rewriter_.notifyMatchFailure(n, "a -1 would sit next to a dim that can be 0 at run time");
       }
+    if (!context_.beginRewrite("static-reshape", *n, /*exact=*/true))
+      return false;
     TensorPtr t = Tensor::fromValues<int64_t>(DataType::Int64, {static_cast<int64_t>(out.size())}, out);
     Value *c = materializeConstant(rewriter_, *n->graph(), n, target->name(), t);
     rewriter_.setOperand(n, 1, c);
