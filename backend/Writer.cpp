@@ -22,8 +22,13 @@
 #include "backend/ProtoExporter.h"
 #include "schema/onnx.pb.h"
 
+#include <cctype>
 #include <climits>
+#include <cstdint>
+#include <cstdio>
 #include <iostream>
+#include <map>
+#include <set>
 
 namespace onnxslim {
 
@@ -361,6 +366,68 @@ bool saveDataFile(const DataValue &value, const std::string &path, std::string &
         return true;
       },
       error);
+}
+
+namespace {
+
+/// The name with every byte outside [A-Za-z0-9._-] replaced by '_'.
+std::string fileNameStem(const std::string &name) {
+  std::string out = name;
+  for (char &c : out)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
+      c = '_';
+  return out;
+}
+
+/// FNV-1a, 32 bits, over the bytes of `s` (the oracle's fnv1a32).
+uint32_t fnv1a32(const std::string &s) {
+  uint32_t h = 0x811c9dc5u;
+  for (unsigned char b : s) {
+    h ^= b;
+    h *= 0x01000193u;
+  }
+  return h;
+}
+
+} // namespace
+
+std::vector<std::string> dataFileNames(const std::vector<std::string> &names) {
+  // The distinct names that would share each stem.
+  std::map<std::string, std::set<std::string>> byStem;
+  for (const std::string &n : names)
+    byStem[fileNameStem(n)].insert(n);
+  std::map<std::string, std::string> fileOf;
+  std::set<std::string> taken;
+  // First the plain files: names that need no change, and names alone on
+  // their stem (these cannot clash with each other).
+  std::vector<const std::string *> hashed;
+  for (const std::string &n : names) {
+    if (fileOf.count(n))
+      continue;
+    std::string stem = fileNameStem(n);
+    if (stem == n || byStem[stem].size() == 1) {
+      fileOf[n] = stem + ".pb";
+      taken.insert(stem + ".pb");
+    } else {
+      fileOf[n] = "";
+      hashed.push_back(&n);
+    }
+  }
+  for (const std::string *n : hashed) {
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(fnv1a32(*n)));
+    std::string stem = fileNameStem(*n) + "." + hex;
+    std::string file = stem + ".pb";
+    for (int k = 2; taken.count(file); ++k)
+      file = stem + "." + std::to_string(k) + ".pb";
+    fileOf[*n] = file;
+    taken.insert(file);
+  }
+  std::vector<std::string> out;
+  out.reserve(names.size());
+  for (const std::string &n : names)
+    out.push_back(fileOf[n]);
+  return out;
 }
 
 } // namespace onnxslim

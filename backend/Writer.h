@@ -24,6 +24,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace onnxslim {
 
@@ -75,6 +76,23 @@ bool serializeDataValue(const DataValue &value, std::string &bytes, std::string 
 /// Given a value and a path, Execute: writes serializeDataValue's bytes
 /// atomically, Result: false with `error` naming the path on failure.
 bool saveDataFile(const DataValue &value, const std::string &path, std::string &error);
+
+/// Given the names of the values written to one directory, in order,
+/// Result: the file name of each, as `onnxslim run --output-dir` writes and
+/// tools/oracle/oracle.js names its own files:
+///  - every byte of the name's UTF-8 outside [A-Za-z0-9._-] becomes '_',
+///    then ".pb" (logits:0 -> logits_0.pb);
+///  - where different names would share a file so, each of them that needed
+///    a change gets "." and the FNV-1a 32-bit hash of its bytes (8 lowercase
+///    hex digits) before ".pb", and the one that needed none, if any, keeps
+///    NAME.pb: a_b, a/b and a:b -> a_b.pb, a_b.3a8e75c1.pb, a_b.08bd8540.pb.
+///    A name's file so depends on the other names only through whether they
+///    collide with it, never on their order;
+///  - should a hashed name be taken as well (names made to clash), ".2",
+///    ".3", ... is added before ".pb", in the order of `names`, until it is
+///    free.
+/// The same name given twice gets the same file.
+std::vector<std::string> dataFileNames(const std::vector<std::string> &names);
 
 /// Given a path and a writer, Execute: creates a temporary file in the target
 /// directory, lets `writer` fill it through a buffered stream, fsyncs it and

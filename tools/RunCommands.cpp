@@ -20,12 +20,12 @@
 #include "onnxslim/onnxslim.h"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 
 namespace onnxslim::tools {
 namespace {
@@ -47,15 +47,6 @@ std::unique_ptr<Model> loadChecked(const std::string &path, std::string &error) 
     return nullptr;
   }
   return std::move(*model);
-}
-
-/// The file name under which an output is written (as oracle.js names it).
-std::string fileNameFor(const std::string &name) {
-  std::string out = name;
-  for (char &c : out)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
-      c = '_';
-  return out + ".pb";
 }
 
 std::string describeTensor(const Tensor &t) {
@@ -258,15 +249,22 @@ int runModelCommand(const RunArgs &args) {
     std::string bytes;
   };
   std::vector<Pending> files;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    names.push_back(graph.output(i)->name());
+  std::vector<std::string> fileNames = dataFileNames(names); // as oracle.js names them
+  std::set<std::string> written;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string &name = graph.output(i)->name();
+    const std::string &name = names[i];
+    if (!written.insert(fileNames[i]).second)
+      continue; // the same output listed twice
     Pending p;
     s = rt::toDataValue(outputs[i], name, p.value);
     if (!s.ok())
       return fail(args.model + ": output " + s.message());
     if (!serializeDataValue(p.value, p.bytes, error))
       return fail(args.model + ": output '" + name + "': " + error);
-    p.path = (std::filesystem::path(args.outputDir) / fileNameFor(name)).string();
+    p.path = (std::filesystem::path(args.outputDir) / fileNames[i]).string();
     files.push_back(std::move(p));
   }
   std::error_code ec;

@@ -9,9 +9,12 @@
 //     OptionalProto files, read as the kind each input declares; FILE.pb
 //     alone names its input by its own name field; others: seeded random
 //     values that respect each input's dtype and shape) and writes every
-//     output the same way, as DIR/<output name>.pb (characters outside
-//     [A-Za-z0-9._-] become '_', as tools/oracle/oracle.js names them),
-//     with the output's name in the file. A bad input file is one error
+//     output the same way, as DIR/<output name>.pb with the output's name
+//     in the file. File names (backend/Writer.h dataFileNames, as
+//     tools/oracle/oracle.js names its files): bytes outside [A-Za-z0-9._-]
+//     become '_'; names that would share a file so get their hash before
+//     ".pb", except one that needed no change (a_b, a/b, a:b -> a_b.pb,
+//     a_b.3a8e75c1.pb, a_b.08bd8540.pb). A bad input file is one error
 //     line, exit status 1, and nothing is written. --bench N then runs it
 //     N more times and prints "latency_ms: <median>" (one thread).
 //

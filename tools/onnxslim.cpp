@@ -674,7 +674,11 @@ int main(int argc, char **argv) {
   RunArgs runArgs;
   CLI::App *run = app.add_subcommand("run", "Run a model in the interpreter and write its outputs as .pb files (TensorProto, SequenceProto, OptionalProto)");
   run->add_option("model", runArgs.model, "Model")->required();
-  run->add_option("--output-dir", runArgs.outputDir, "Where <output name>.pb files go (default: .)");
+  run->add_option("--output-dir", runArgs.outputDir,
+                  "Where <output name>.pb files go (default: .). Bytes of a name outside [A-Za-z0-9._-] "
+                  "become '_' (logits:0 -> logits_0.pb); names that would then share a file get the "
+                  "FNV-1a hash of the name before .pb, except one that needed no change (a_b, a/b, a:b -> "
+                  "a_b.pb, a_b.3a8e75c1.pb, a_b.08bd8540.pb), as tools/oracle names its files");
   run->add_flag("-q,--quiet", runArgs.quiet, "Do not list the outputs");
   run->add_option("--bench", runArgs.benchRuns,
                   "Then run twice to warm up and N more times, and print the median latency")

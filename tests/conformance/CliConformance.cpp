@@ -8,8 +8,9 @@
 //
 // (NAME as the in-process runner feeds that file; --no-input-shape-check
 // for the few cases whose data contradicts the declared shapes), then reads
-// every TMP/<output name>.pb back with the library's data-file reader, as
-// the kind the output declares, checks that it carries the output's name,
+// every output's file back (TMP/<output name>.pb, named by backend/Writer.h
+// dataFileNames) with the library's data-file reader, as the kind the
+// output declares, checks that it carries the output's name,
 // and compares it with output_N.pb under the in-process runner's
 // tolerances. Cases, tolerances, comparison and the report are shared with
 // that runner (ConformanceSuite.h), and the result is judged against the
@@ -20,6 +21,7 @@
 //          [--suite NAME] [--filter SUBSTR] [--jobs N] [--verbose]
 //
 //===----------------------------------------------------------------------===//
+#include "backend/Writer.h"
 #include "frontend/DataFile.h"
 #include "frontend/Loader.h"
 #include "runtime/Inputs.h"
@@ -31,7 +33,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <fcntl.h>
@@ -49,16 +50,6 @@ using namespace onnxslim;
 using namespace onnxslim::conformance;
 
 namespace {
-
-/// The file `onnxslim run` writes an output to (tools/RunCommands.h:
-/// characters outside [A-Za-z0-9._-] become '_').
-std::string outputFileName(const std::string &name) {
-  std::string out = name;
-  for (char &c : out)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
-      c = '_';
-  return out + ".pb";
-}
 
 std::string firstLine(const fs::path &p) {
   std::ifstream in(p);
@@ -95,13 +86,18 @@ int runProcess(const std::vector<std::string> &args, const fs::path &log) {
 /// each output back as the kind it declares, Result: "" and the values in
 /// graph order, or why not.
 std::string readWrittenOutputs(const Graph &g, const fs::path &dir, std::vector<rt::RtValue> &out) {
+  // The files `onnxslim run` writes the outputs to (backend/Writer.h).
+  std::vector<std::string> names;
+  for (size_t k = 0; k < g.numOutputs(); ++k)
+    names.push_back(g.output(k) ? g.output(k)->name() : "");
+  std::vector<std::string> files = dataFileNames(names);
   for (size_t k = 0; k < g.numOutputs(); ++k) {
     const GraphOutput &slot = g.outputSlots()[k];
     std::string name = g.output(k) ? g.output(k)->name() : "";
     std::optional<Type> ty = slot.type;
     if (!ty && slot.use.get())
       ty = slot.use.get()->type();
-    fs::path file = dir / outputFileName(name);
+    fs::path file = dir / files[k];
     std::optional<DataValue::Kind> kind = dataKindOf(ty);
     DataValue v;
     std::string error;

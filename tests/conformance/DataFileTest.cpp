@@ -8,7 +8,9 @@
 // kind, a truncated one, a tensor without data type, with a segment or with
 // data that does not fit its dims is an error naming the file; every
 // truncation and many byte changes of real conformance files read without
-// a crash, as a value that is whole or as an error.
+// a crash, as a value that is whole or as an error. The file names outputs
+// are written under (dataFileNames): unchanged names keep theirs, names
+// that would share a file get distinct ones, whatever their order.
 //
 //===----------------------------------------------------------------------===//
 #include "backend/Writer.h"
@@ -22,6 +24,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -218,6 +221,51 @@ TEST(DataFile, DamagedFilesReadAsWholeValuesOrErrors) {
       }
   }
   EXPECT_GT(reads, 3000u); // the loops ran over every damaged copy
+}
+
+/// The file names `onnxslim run --output-dir` and tools/oracle give a list
+/// of output names (backend/Writer.h dataFileNames).
+std::vector<std::string> files(std::vector<std::string> names) { return dataFileNames(names); }
+
+TEST(DataFileNames, NamesThatNeedNoChangeKeepThem) {
+  EXPECT_EQ(files({"y", "logits", "a.b-c_d", "X9"}),
+            (std::vector<std::string>{"y.pb", "logits.pb", "a.b-c_d.pb", "X9.pb"}));
+  // A changed name alone on its stem: no suffix.
+  EXPECT_EQ(files({"logits:0", "onnx::MatMul_12", "x y"}),
+            (std::vector<std::string>{"logits_0.pb", "onnx__MatMul_12.pb", "x_y.pb"}));
+  // Every UTF-8 byte outside the set is one '_' (as the oracle counts them).
+  EXPECT_EQ(files({"z\xc3\xbcrich"}), (std::vector<std::string>{"z__rich.pb"}));
+}
+
+TEST(DataFileNames, CollidingNamesStayApart) {
+  // The unchanged name keeps a_b.pb; the others get their FNV-1a hash.
+  std::vector<std::string> got = files({"a/b", "a_b", "a:b"});
+  EXPECT_EQ(got, (std::vector<std::string>{"a_b.3a8e75c1.pb", "a_b.pb", "a_b.08bd8540.pb"}));
+  // Whatever the order, and with no unchanged name, each name keeps its file.
+  EXPECT_EQ(files({"a:b", "a/b"}), (std::vector<std::string>{"a_b.08bd8540.pb", "a_b.3a8e75c1.pb"}));
+  EXPECT_EQ(files({"a:b", "a_b", "a/b"}),
+            (std::vector<std::string>{"a_b.08bd8540.pb", "a_b.pb", "a_b.3a8e75c1.pb"}));
+}
+
+TEST(DataFileNames, ClashesWithHashedNamesAreNumbered) {
+  // a_b.3a8e75c1 needs no change and keeps its file; a/b takes ".2".
+  EXPECT_EQ(files({"a/b", "a_b", "a_b.3a8e75c1"}),
+            (std::vector<std::string>{"a_b.3a8e75c1.2.pb", "a_b.pb", "a_b.3a8e75c1.pb"}));
+  // Many names on one stem: all distinct.
+  std::vector<std::string> names;
+  for (char c : std::string("/:;!?@# $%^&*()[]{}<>|~`'\"+,="))
+    names.push_back(std::string("t") + c + "0");
+  names.push_back("t_0");
+  std::vector<std::string> got = files(names);
+  std::set<std::string> distinct(got.begin(), got.end());
+  EXPECT_EQ(distinct.size(), names.size());
+  EXPECT_EQ(got.back(), "t_0.pb");
+}
+
+TEST(DataFileNames, TheSameNameTwiceIsOneFile) {
+  EXPECT_EQ(files({"yb", "yb", "a/b", "a:b", "a/b"}),
+            (std::vector<std::string>{"yb.pb", "yb.pb", "a_b.3a8e75c1.pb", "a_b.08bd8540.pb", "a_b.3a8e75c1.pb"}));
+  EXPECT_TRUE(files({}).empty());
 }
 
 } // namespace

@@ -36,8 +36,16 @@
 // where each tensor is {name, dtype, dims, file}; with --bench, a second JSON
 // line with the timings. Errors go to stderr and exit with status 1.
 //
-// File names: a tensor name with any character outside [A-Za-z0-9._-]
-// replaced by '_', plus ".pb".
+// File names (the same as `onnxslim run --output-dir` writes: backend/
+// Writer.h dataFileNames), per directory (DIR, DIR/inputs): every byte of
+// the name's UTF-8 outside [A-Za-z0-9._-] replaced by '_', plus ".pb"
+// (logits:0 -> logits_0.pb). Where different names of one directory would
+// share a file so, each of them that needed a change gets "." and
+// fnv1a32(utf8 name) as 8 lowercase hex digits before ".pb", and the one
+// that needed none, if any, keeps NAME.pb (a_b, a/b, a:b -> a_b.pb,
+// a_b.3a8e75c1.pb, a_b.08bd8540.pb); should a hashed name be taken too
+// (names made to clash), ".2", ".3", ... is added in tensor order until it
+// is free. The JSON summary gives each tensor's file.
 //
 // TensorProto files written: dims (field 1, one varint per dim, unpacked as
 // proto2 writes them), data_type (2), name (8), raw_data (9, little endian;
@@ -491,8 +499,48 @@ function loadSpec(specArg, modelPath) {
 // Main.
 // ---------------------------------------------------------------------------
 
-function sanitize(name) {
-  return name.replace(/[^A-Za-z0-9._-]/g, '_');
+// The file name stem of a tensor name: each UTF-8 byte outside
+// [A-Za-z0-9._-] becomes '_' (see "File names" above).
+function fileNameStem(name) {
+  let out = '';
+  for (const b of Buffer.from(name, 'utf8')) {
+    const c = String.fromCharCode(b);
+    out += /[A-Za-z0-9._-]/.test(c) ? c : '_';
+  }
+  return out;
+}
+
+// Given the names of the tensors written to one directory, in order, the
+// file name of each (see "File names" above).
+function dataFileNames(names) {
+  const byStem = new Map();
+  for (const n of names) {
+    const stem = fileNameStem(n);
+    if (!byStem.has(stem)) byStem.set(stem, new Set());
+    byStem.get(stem).add(n);
+  }
+  const fileOf = new Map();
+  const taken = new Set();
+  const hashed = [];
+  for (const n of names) {
+    if (fileOf.has(n)) continue;
+    const stem = fileNameStem(n);
+    if (stem === n || byStem.get(stem).size === 1) {
+      fileOf.set(n, stem + '.pb');
+      taken.add(stem + '.pb');
+    } else {
+      fileOf.set(n, null);
+      hashed.push(n);
+    }
+  }
+  for (const n of hashed) {
+    const stem = fileNameStem(n) + '.' + fnv1a32(n).toString(16).padStart(8, '0');
+    let file = stem + '.pb';
+    for (let k = 2; taken.has(file); k++) file = `${stem}.${k}.pb`;
+    fileOf.set(n, file);
+    taken.add(file);
+  }
+  return names.map((n) => fileOf.get(n));
 }
 
 function loadOrt() {
@@ -628,21 +676,19 @@ async function main() {
 
   // Write inputs and outputs.
   fs.mkdirSync(path.join(opts.out, 'inputs'), { recursive: true });
-  const files = new Map();
-  const write = (dir, name, dtype, dims, data) => {
-    const base = sanitize(name) + '.pb';
+  const write = (dir, base, name, dtype, dims, data) => {
     const file = path.join(dir, base);
-    if (files.has(file)) fail(`tensors '${files.get(file)}' and '${name}' would both be written to ${file}`);
-    files.set(file, name);
     fs.writeFileSync(file, serializeTensor(name, dtype, dims, data));
     return file;
   };
   const summary = { model: opts.model, ort_version: ort.env.versions.common, run_ms: round3(runMs), inputs: [], outputs: [] };
-  for (const u of used) {
-    const file = write(path.join(opts.out, 'inputs'), u.name, u.dtype, u.dims, u.data);
+  const inputFiles = dataFileNames(used.map((u) => u.name));
+  used.forEach((u, i) => {
+    const file = write(path.join(opts.out, 'inputs'), inputFiles[i], u.name, u.dtype, u.dims, u.data);
     summary.inputs.push({ name: u.name, dtype: u.dtype.onnx, dims: u.dims, file });
-  }
-  for (const name of session.outputNames) {
+  });
+  const outputFiles = dataFileNames(session.outputNames);
+  for (const [i, name] of session.outputNames.entries()) {
     const v = results[name];
     if (!v || typeof v.type !== 'string' || !Array.isArray(v.dims)) {
       fail(`output '${name}' of ${opts.model} is not a tensor; only tensor outputs are supported`);
@@ -650,7 +696,7 @@ async function main() {
     const dtype = BY_ORT.get(v.type);
     if (!dtype) fail(`output '${name}' has element type ${v.type}, which the oracle does not support`);
     const dims = v.dims.map(Number);
-    const file = write(opts.out, name, dtype, dims, v.data);
+    const file = write(opts.out, outputFiles[i], name, dtype, dims, v.data);
     summary.outputs.push({ name, dtype: dtype.onnx, dims, file });
   }
 
@@ -671,8 +717,9 @@ async function main() {
   if (bench) process.stdout.write(JSON.stringify(bench) + '\n');
 }
 
-// Other scripts (tests/transforms/ort_convert_opset.js) reuse the readers.
-module.exports = { BY_CODE, BY_ORT, OracleError, loadOrt, parseTensorProto, tensorFromProto };
+// Other scripts (tests/transforms/ort_convert_opset.js) reuse the readers
+// (and dataFileNames, to find a tensor's file).
+module.exports = { BY_CODE, BY_ORT, OracleError, dataFileNames, loadOrt, parseTensorProto, tensorFromProto };
 
 if (require.main === module) {
   main().catch((e) => {
