@@ -10,7 +10,8 @@
 // Lossless conversion: a field present in the file with its default value is
 // recorded in the owner's ExplicitFields (bit = the proto field number), and
 // typed tensor fields (float_data, int32_data, ...) become canonical element
-// bytes with encoding Typed; backend/ProtoExporter reverses both exactly.
+// bytes with encoding Typed; backend/ProtoExporter reverses both exactly
+// (but for a bool int32_data entry beyond a byte, true, which reads as 1).
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/ProtoImporter.h"
@@ -271,6 +272,16 @@ bool ProtoImporter::decodeTyped(onnx::TensorProto &tp, Tensor &t, const Where &w
     t.setBuffer(packElements(tp.float_data(), 4));
     break;
   case TypedField::Int32:
+    if (dt == static_cast<int32_t>(DataType::Bool)) {
+      // A bool is true when not 0: an entry beyond a byte (256, -1) is
+      // byte 1, not its low byte (which may be 0); 0..255 keep their byte.
+      std::string bytes;
+      bytes.reserve(static_cast<size_t>(tp.int32_data_size()));
+      for (int32_t v : tp.int32_data())
+        bytes.push_back(static_cast<char>(v >= 0 && v <= 255 ? v : 1));
+      t.setBuffer(Buffer::fromString(std::move(bytes)));
+      break;
+    }
     t.setBuffer(packElements(tp.int32_data(), int32Width(dt)));
     break;
   case TypedField::Int64:

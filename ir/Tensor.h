@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace onnxslim {
@@ -133,10 +134,16 @@ public:
     return reinterpret_cast<const T *>(data_.data());
   }
   /// Reads element i as T (unaligned-safe). Caller checks bounds and dtype.
+  /// A bool element is true when its byte is not 0 (a byte other than 0/1,
+  /// read as a C++ bool, would be undefined behaviour).
   template <typename T> T at(size_t i) const {
-    T v;
-    std::memcpy(&v, data_.data() + i * sizeof(T), sizeof(T));
-    return v;
+    if constexpr (std::is_same_v<T, bool>) {
+      return data_.data()[i] != 0;
+    } else {
+      T v;
+      std::memcpy(&v, data_.data() + i * sizeof(T), sizeof(T));
+      return v;
+    }
   }
   /// Elements of a String tensor.
   const std::vector<std::string> &strings() const { return strings_; }

@@ -249,7 +249,10 @@ inline Status allocOutput(DataType dtype, std::vector<int64_t> dims,
 
 /// A read-only typed view of a tensor's elements. Points into the tensor's
 /// buffer, or into an aligned copy when the bytes are misaligned for T (raw
-/// data inside a mapped model file can sit at any offset).
+/// data inside a mapped model file can sit at any offset). A bool byte
+/// other than 0 and 1 is true: bool data holding one is viewed through a
+/// copy of 0s and 1s, as reading such a byte as a C++ bool is undefined
+/// behaviour (kernels then compute on true and false only).
 template <typename T> class ElemView {
 public:
   const T *data() const { return ptr_; }
@@ -277,6 +280,16 @@ template <typename T> Status viewElements(const Tensor &t, ElemView<T> &v) {
   v.n_ = t.numElements();
   if constexpr (std::is_same_v<T, std::string>) {
     v.ptr_ = t.strings().data();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    const uint8_t *raw = t.rawData();
+    if (std::any_of(raw, raw + v.n_, [](uint8_t b) { return b > 1; })) {
+      v.copy_ = std::make_unique_for_overwrite<bool[]>(static_cast<size_t>(v.n_));
+      for (int64_t i = 0; i < v.n_; ++i)
+        v.copy_[i] = raw[i] != 0;
+      v.ptr_ = v.copy_.get();
+    } else {
+      v.ptr_ = reinterpret_cast<const bool *>(raw);
+    }
   } else {
     const uint8_t *raw = t.rawData();
     if (v.n_ > 0 && reinterpret_cast<uintptr_t>(raw) % alignof(T) != 0) {

@@ -6,7 +6,8 @@
 // exact bytes of the small messages as onnx-data.proto defines them, the
 // kind guessed from the bytes alone, and strict reading: a file of another
 // kind, a truncated one, a tensor without data type, with a segment or with
-// data that does not fit its dims is an error naming the file; every
+// data that does not fit its dims is an error naming the file; a bool
+// int32_data entry is true when not 0 (256 too); every
 // truncation and many byte changes of real conformance files read without
 // a crash, as a value that is whole or as an error. The file names outputs
 // are written under (dataFileNames): unchanged names keep theirs, names
@@ -221,6 +222,25 @@ TEST(DataFile, DamagedFilesReadAsWholeValuesOrErrors) {
       }
   }
   EXPECT_GT(reads, 3000u); // the loops ran over every damaged copy
+}
+
+TEST(DataFile, BoolInt32DataIsTrueWhenNotZero) {
+  // TensorProto{dims: [5], data_type: BOOL, int32_data: [0, 1, 5, 256, -1]}
+  // (packed): 256's low byte is 0, but 256 is true, as every entry not 0.
+  const std::string bytes("\x08\x05\x10\x09\x2a\x0f\x00\x01\x05\x80\x02"
+                          "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",
+                          21);
+  DataValue v;
+  std::string error;
+  ASSERT_TRUE(read(bytes, Kind::Tensor, v, error)) << error;
+  ASSERT_EQ(v.tensor->dtype(), DataType::Bool);
+  ASSERT_EQ(v.tensor->numElements(), 5);
+  std::vector<bool> got;
+  for (size_t i = 0; i < 5; ++i)
+    got.push_back(v.tensor->at<bool>(i));
+  EXPECT_EQ(got, (std::vector<bool>{false, true, true, true, true}));
+  // Entries that fit a byte keep it (and so write back as they were).
+  EXPECT_EQ(v.tensor->rawData()[2], 5);
 }
 
 /// The file names `onnxslim run --output-dir` and tools/oracle give a list
