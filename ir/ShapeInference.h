@@ -44,6 +44,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace onnxslim {
@@ -120,12 +121,22 @@ public:
 private:
   struct Impl;
   friend std::optional<Type> inferNodeResultType(const Node &, size_t, std::vector<std::string> *);
+  friend std::unordered_map<const Value *, Type> inferTypesFromOps(const Model &);
   std::unique_ptr<Impl> impl_;
 };
 
 /// Given a model, Execute: infers and writes the type of every node result
 /// (ShapeInferencer::run), Result: counts and warnings.
 ShapeInferenceResult inferShapes(Model &model, const ShapeInferenceOptions &options = {});
+
+/// Given a model, Result: the type inferred for each value from the main
+/// graph's declared input types, the initializers' data and the ops alone
+/// (as with `overwrite`: a declared node result or subgraph input type is
+/// used only where nothing is inferred for it, so that one wrong
+/// declaration does not spread to the values computed from it). Values
+/// nothing is known about are absent. Writes nothing. The validator
+/// (ir/Validate.h) compares the declared types with these.
+std::unordered_map<const Value *, Type> inferTypesFromOps(const Model &model);
 
 /// Given one node, Result: result `resultIndex`'s type inferred from its
 /// operands' current types and constant data (initializers, Constant nodes;

@@ -9,8 +9,10 @@
 
 #include "ir/IR.h"
 #include "ir/OpSchema.h"
+#include "ir/ShapeInference.h"
 
 #include <map>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace onnxslim {
@@ -58,6 +60,39 @@ int64_t irVersionNeededFor(DataType t) {
 
 const char *canonicalDomainName(const std::string &d) { return d.empty() || d == "ai.onnx" ? "ai.onnx" : d.c_str(); }
 
+/// A type as the declared-type diagnostics name it: "int64", "seq(float)".
+std::string typeText(const Type &t) {
+  auto inner = [&] { return t.inner() ? typeText(*t.inner()) : std::string("?"); };
+  switch (t.kind()) {
+  case Type::Kind::Tensor: return dataTypeName(t.elemType());
+  case Type::Kind::SparseTensor: return "sparse_tensor(" + dataTypeName(t.elemType()) + ")";
+  case Type::Kind::Sequence: return "seq(" + inner() + ")";
+  case Type::Kind::Optional: return "optional(" + inner() + ")";
+  case Type::Kind::Map: return "map(" + dataTypeName(t.elemType()) + ", " + inner() + ")";
+  default: return "?";
+  }
+}
+
+bool knownElem(const Type &t) { return t.hasElemType && t.elemType() != DataType::Undefined; }
+
+/// Whether a declared type definitely contradicts an inferred one in its
+/// element type: tensors (or sparse tensors) whose element types are both
+/// known and differ, or sequences and optionals whose elements do. An
+/// unknown or undefined element type, or kinds that differ, are not.
+bool elemTypesContradict(const Type &declared, const Type &inferred) {
+  if (declared.kind() != inferred.kind())
+    return false;
+  switch (declared.kind()) {
+  case Type::Kind::Tensor:
+  case Type::Kind::SparseTensor:
+    return knownElem(declared) && knownElem(inferred) && declared.elemType() != inferred.elemType();
+  case Type::Kind::Sequence:
+  case Type::Kind::Optional:
+    return declared.inner() && inferred.inner() && elemTypesContradict(*declared.inner(), *inferred.inner());
+  default: return false;
+  }
+}
+
 class Validator {
 public:
   Validator(const Model &m, const ValidateOptions &opts) : model_(m), opts_(opts) {}
@@ -67,6 +102,11 @@ public:
     if (const Graph *g = model_.graph()) {
       std::string path = "graph '" + g->name + "'";
       checkGraph(*g, path);
+      // Types are inferred only over a model sound in every other way.
+      if (diags_.empty()) {
+        inferred_ = inferTypesFromOps(model_);
+        checkDeclaredTypes(*g, path);
+      }
     } else {
       report("", "the model has no graph");
     }
@@ -286,6 +326,46 @@ private:
     scopes_.pop_back();
   }
 
+  //===--- Declared types ---------------------------------------------===//
+
+  /// The type inferred for `v` (inferTypesFromOps), or null.
+  const Type *inferredType(const Value *v) const {
+    auto it = inferred_.find(v);
+    return it == inferred_.end() ? nullptr : &it->second;
+  }
+
+  /// Reports the value_info entries and graph outputs of `g` (and of its
+  /// subgraphs) whose declared element type contradicts the inferred one.
+  void checkDeclaredTypes(const Graph &g, const std::string &path) {
+    auto contradicts = [&](const std::optional<Type> &declared, const Value *v) -> const Type * {
+      const Type *inferred = v ? inferredType(v) : nullptr;
+      return declared && inferred && elemTypesContradict(*declared, *inferred) ? inferred : nullptr;
+    };
+    for (const Value *v : g.initializers())
+      if (v->defKind() == Value::DefKind::Initializer && v->valueInfoOrder != Value::kNoValueInfo)
+        if (const Type *t = contradicts(v->type(), v))
+          report(path, "value_info declares '" + v->name() + "' " + typeText(*v->type()) + " but its data is " +
+                           typeText(*t));
+    size_t index = 0;
+    for (const Node *n : g.nodes()) {
+      std::string where = path + " / " + describe(n, index++);
+      for (const Value *r : n->results())
+        if (r && r->valueInfoOrder != Value::kNoValueInfo)
+          if (const Type *t = contradicts(r->type(), r))
+            report(where, "value_info declares '" + r->name() + "' " + typeText(*r->type()) + " but it is inferred " +
+                              typeText(*t));
+      for (const Attribute &a : n->attributes())
+        for (const Graph *sg : a.subgraphs())
+          checkDeclaredTypes(*sg, where + "." + a.name);
+    }
+    for (size_t i = 0; i < g.numOutputs(); ++i) {
+      const GraphOutput &o = g.outputSlots()[i];
+      if (const Type *t = contradicts(o.type, o.use.get()))
+        report(path, "output '" + o.use.get()->name() + "' is declared " + typeText(*o.type) + " but inferred " +
+                         typeText(*t));
+    }
+  }
+
   //===--- Nodes ------------------------------------------------------===//
 
   void checkNode(const Node &n, size_t index, const std::string &path) {
@@ -371,6 +451,7 @@ private:
   std::vector<std::string> diags_;
   std::vector<Scope> scopes_;
   std::unordered_set<DataType> irReported_;
+  std::unordered_map<const Value *, Type> inferred_;
 };
 
 } // namespace

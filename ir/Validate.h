@@ -16,7 +16,15 @@
 //    one), outputs and operands (subgraph captures included) that name a
 //    value in scope, and for IR version <= 3 initializers listed as inputs;
 //  - the model: an ir_version that is set and known and high enough for the
-//    types it uses, opset imports that are present and not duplicated.
+//    types it uses, opset imports that are present and not duplicated;
+//  - declared types: a graph output's type or a value_info entry's (main
+//    graph and subgraphs) whose element type contradicts the one inferred
+//    from the main graph's input types, the initializers and the ops
+//    (ir/ShapeInference.h inferTypesFromOps), as ONNX Runtime refuses such
+//    a model. Only a definite contradiction counts: both element types known
+//    (not undefined) and different, for tensors or the elements of
+//    sequences and optionals; a value nothing infers (an op of another
+//    domain) is not judged. Checked only when nothing else is wrong.
 //
 // Each diagnostic is one line: "FILE: GRAPH PATH / Op 'name': what is wrong".
 // Function bodies (FunctionProto) are not validated.
