@@ -31,6 +31,24 @@
 //                                             }
 //   (warned, naming s). In float16, s would be inf and y inf or NaN.
 //
+//   Integer arithmetic done in float (a size, a shape, an index: a Cast
+//   from an integer or bool type to float32) stays float32, with the nodes
+//   computing with it and constants only, until the value goes back into
+//   an integer Cast or ends (float16 holds every integer only up to 2048):
+//     g (float[N] x) => (float[M] y)          g (float[N] x) => (float[M] y)
+//       <float two = {2}, ...> {                <float two = {2}, ...> {
+//       s = Shape(x)                            x_fp16 = Cast<to = 10>(x)
+//       n = Cast<to = 1>(s)                     s = Shape(x)
+//       h = Div(n, two)                         n = Cast<to = 1>(s)  # float32
+//       f = Floor(h)                            h = Div(n, two)      # float32
+//       e = Cast<to = 7>(f)                     f = Floor(h)         # float32
+//       y = Slice(x, zero, e)                   e = Cast<to = 7>(f)
+//     }                                         y_fp16 = Slice(x_fp16, zero, e)
+//                                               y = Cast<to = 1>(y_fp16)
+//                                             }
+//   In float16, N = 4099 would round to 4100 and y have 2050 elements, and
+//   from N = 65520 on, n would be inf.
+//
 // What changes (S = the source type, D = the destination type):
 //  - Initializers and Constant values of type S are rounded to D
 //    (float32 -> float16 round-to-nearest-even, NaN kept; float16 ->
@@ -46,6 +64,19 @@
 //    not kept this way (its bodies follow it), nor are Shape and Size.
 //    With overflow=inf, or where a converted node still reads it, the
 //    value rounds to +-inf, with a warning naming the tensor.
+//  - Integer arithmetic in float (to=float16): a Cast from an integer or
+//    bool type to S is kept, and so is each node that reads such a value
+//    and whose other S operands are such values or constants (initializers,
+//    Constant nodes), its S results such values in turn: shape, size, range
+//    and index arithmetic (Cast(Shape(x)) -> Div -> Floor -> Cast(int64),
+//    comparisons included) stays exact in S. A node mixing such a value with
+//    another S value (an attention mask Cast from int64, 1 - m, times
+//    -10000: kept; added to the scores: converted) is not integer
+//    arithmetic: it converts and reads the value through a Cast to D, so
+//    the rest of the model is not held in S; a Cast from an integer type
+//    that only such nodes read becomes a Cast to D, as before. A node
+//    owning subgraphs is not kept this way (its bodies follow it), nor are
+//    Cast, Shape and Size (they read any type). Counted as int-kept.
 //  - Every other node is converted: its S results become D, and the type
 //    attributes that make a result S are set to D (Cast and the Random*,
 //    EyeLike, Bernoulli `dtype`, window ops' `output_datatype`, and the
@@ -261,6 +292,10 @@ private:
   /// float16 range, and their users up to a bounded op; warns once per such
   /// constant. Result: the number of nodes it kept.
   uint64_t keepWideRegions(const std::vector<Graph *> &graphs, PassContext &context);
+  /// Execute: keeps in S the Casts from an integer or bool type to S and
+  /// the nodes computing with their values and constants only (integer
+  /// arithmetic in float; see the banner). Result: the number of nodes it kept.
+  uint64_t keepIntegerArithmetic(const std::vector<Graph *> &graphs, PassContext &context);
   enum class Want { Src, Dst, Either };
   /// What use `u` of an S value reads: S, D, or either.
   Want want(const Use &u) const;
@@ -388,6 +423,59 @@ uint64_t ConvertFloatTypePass::keepWideRegions(const std::vector<Graph *> &graph
   }
   context.counter("range-kept", "Nodes kept in float32 for values beyond the float16 range") += keptHere;
   return keptHere;
+}
+
+uint64_t ConvertFloatTypePass::keepIntegerArithmetic(const std::vector<Graph *> &graphs, PassContext &context) {
+  // Values of type S computed from integers. Graphs come outer first and
+  // nodes in order, so a value is known before its readers are looked at.
+  std::unordered_set<const Value *> integral;
+  auto isConstant = [](const Value *v) {
+    const Node *def = v->definingNode();
+    return (v->isInitializer() && !v->isGraphInput()) || (def && def->is("Constant"));
+  };
+  std::vector<Node *> casts, keptHere;
+  for (Graph *g : graphs)
+    for (Node *n : g->nodes()) {
+      bool keep = false;
+      if (n->is("Cast") && n->result(0) && isTensorOf(n->result(0), src())) {
+        const Value *x = n->operand(0);
+        keep = x && x->type() && x->type()->kind() == Type::Kind::Tensor &&
+               (isInteger(x->type()->elemType()) || x->type()->elemType() == DataType::Bool);
+        if (keep)
+          casts.push_back(n);
+      } else if (!hasSubgraphs(*n) && !n->is("Cast") && !n->is("Shape") && !n->is("Size")) {
+        // (Cast, Shape and Size read any type: they compute nothing in S.)
+        bool readsIntegral = false, readsOther = false;
+        for (const Value *v : n->operands())
+          if (isTensorOf(v, src())) {
+            if (integral.count(v))
+              readsIntegral = true;
+            else if (!isConstant(v))
+              readsOther = true;
+          }
+        keep = readsIntegral && !readsOther;
+      }
+      if (!keep)
+        continue;
+      for (const Value *r : n->results())
+        if (isTensorOf(r, src()))
+          integral.insert(r);
+      if (kept_.insert(n).second)
+        keptHere.push_back(n);
+    }
+  // A Cast whose value no kept node reads computes nothing in S: it stays
+  // free, and becomes a single Cast to D where converted nodes read it.
+  std::unordered_set<const Node *> added(keptHere.begin(), keptHere.end());
+  for (Node *cast : casts) {
+    bool read = false;
+    for (Use *u : cast->result(0)->uses())
+      read = read || (u->owner() && u->owner() != cast && kept_.count(u->owner()));
+    if (!read && added.erase(cast))
+      kept_.erase(cast);
+  }
+  context.counter("int-kept", "Nodes kept in float32 for integer arithmetic (shape, size, index) done in float") +=
+      added.size();
+  return added.size();
 }
 
 ConvertFloatTypePass::Want ConvertFloatTypePass::want(const Use &u) const {
@@ -612,6 +700,8 @@ bool ConvertFloatTypePass::run(Model &model, PassContext &context) {
 
   if (toHalf_ && keepWide_)
     keepWideRegions(graphs, context);
+  if (toHalf_)
+    keepIntegerArithmetic(graphs, context);
 
   // The S values, collected before any rewrite adds values.
   std::vector<Value *> values;
