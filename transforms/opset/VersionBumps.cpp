@@ -14,8 +14,10 @@
 // Downgrading the same step needs nothing either, except what the driver
 // checks after every step (an attribute the older version lacks must hold
 // its default, the arity must fit, an element type must exist there) and
-// what is listed below: negative axes became legal at 11 (a downgrade
-// normalizes them with the input's known rank, or refuses), a per-axis
+// what is listed below: negative axes became legal at 11 (a downgrade keeps
+// those the older version takes: Gather's, and OneHot's and TopK's default
+// -1; it normalizes the others with the known rank they count in, the
+// output's for OneHot and Unsqueeze, or refuses), a per-axis
 // QuantizeLinear/DequantizeLinear scale at 13, the reductions ScatterND and
 // ScatterElements got at 18 (max, min), Pad's wrap mode at 19, Reshape's
 // allowzero = 1 at 14 (dropped going down when the shape is a constant
@@ -46,32 +48,41 @@ std::optional<int64_t> rankOf(const Value *v) {
   return s ? std::optional<int64_t>(static_cast<int64_t>(s->size())) : std::nullopt;
 }
 
-/// Downgrade below 11: axes must be non-negative; a negative one is made
-/// non-negative with the rank of the input (of the output for Unsqueeze).
+/// Downgrade below 11: negative axes came at 11. What the older versions
+/// take, read in their schemas:
+///   Gather-1             any axis in [-r, r-1] (negative already): kept;
+///   OneHot-9, TopK-1/10  -1, their default (the innermost axis): kept;
+///   every other op       non-negative axes only.
+/// A negative axis that must go is made non-negative with the rank it
+/// counts in: the output's for Unsqueeze (rank(data) + len(axes)) and
+/// OneHot (rank(indices) + 1), the input's for the others; refused when
+/// that rank is unknown.
 std::string nonNegativeAxes(Node &node, StepContext &ctx) {
-  if (ctx.direction == Direction::Up)
+  if (ctx.direction == Direction::Up || node.is("Gather"))
     return "";
+  bool innermostKept = node.is("OneHot") || node.is("TopK");
+  auto mustGo = [&](int64_t v) { return v < 0 && !(innermostKept && v == -1); };
   for (const char *name : {"axis", "axes"}) {
-    Attribute *a = node.attr(name);
+    const Attribute *a = node.attr(name);
     if (!a)
       continue;
     bool scalar = a->kind == AttrKind::Int;
     std::vector<int64_t> axes = scalar ? std::vector<int64_t>{a->i} : a->ints;
-    bool negative = false;
-    for (int64_t v : axes)
-      negative = negative || v < 0;
-    if (!negative)
+    if (std::none_of(axes.begin(), axes.end(), mustGo))
       continue;
-    std::optional<int64_t> rank = rankOf(node.is("Unsqueeze") ? node.result(0) : node.operand(0));
+    std::optional<int64_t> rank = rankOf(node.operand(0));
+    if (node.is("Unsqueeze")) {
+      std::optional<int64_t> out = rankOf(node.result(0));
+      rank = out ? out : rank ? std::optional<int64_t>(*rank + static_cast<int64_t>(axes.size())) : std::nullopt;
+    } else if (node.is("OneHot") && rank) {
+      rank = *rank + 1;
+    }
     if (!rank)
-      return "its " + std::string(name) + " is negative (allowed from opset 11) and the input's rank is unknown";
+      return "its " + std::string(name) + " is negative (allowed from opset 11) and the rank it counts in is unknown";
     for (int64_t &v : axes)
-      if (v < 0)
+      if (mustGo(v))
         v += *rank;
-    if (scalar)
-      a->i = axes[0];
-    else
-      a->ints = axes;
+    node.setAttr(scalar ? Attribute::makeInt(name, axes[0]) : Attribute::makeInts(name, axes));
   }
   return "";
 }
