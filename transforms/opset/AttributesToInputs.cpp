@@ -21,11 +21,12 @@
 // starts..., k; the data's element type for Pad's value and Clip's bounds,
 // which must then be known). Downgrading moves the input back and refuses a
 // non-constant one: the older version cannot take a computed value. Also:
-// Split-18's num_outputs (an even split, so only when the dim is known and
-// divisible), Slice's steps (only all ones before 10), Pad's and Clip's
-// element types before 11 (floats only), Dropout's mask type at 10 (bool;
-// only an unused mask converts) and its training_mode (only a constant
-// false goes back before 12).
+// Split-18's num_outputs (only when the dim is known: no `split` when the
+// split is even, else a constant `split` of chunks of ceil(n / k), the last
+// one smaller, as Split-18 splits), Slice's steps (only all ones before
+// 10), Pad's and Clip's element types before 11 (floats only), Dropout's
+// mask type at 10 (bool; only an unused mask converts) and its
+// training_mode (only a constant false goes back before 12).
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/opset/Adapter.h"
@@ -52,7 +53,11 @@ template <const char *Name> std::string movesToInput1(Node &node, StepContext &c
 constexpr char kAxes[] = "axes";
 constexpr char kSplit[] = "split";
 
-/// Split-18 (num_outputs) -> Split-13: an even split of a known dim.
+/// Split-18 (num_outputs) -> Split-13: the sizes Split-18 splits into,
+/// when the dim is known: chunks of ceil(n / k), the last one smaller
+/// (n - ceil(n / k) * (k - 1)). When k divides n that is Split-13 without
+/// `split` (an even split into its outputs); otherwise the sizes become a
+/// constant `split` input (an attribute again below 13, by the next step).
 std::string split18(Node &node, StepContext &ctx) {
   if (ctx.direction == Direction::Up) {
     // Split-13 without `split` splits evenly into its outputs; Split-18
@@ -68,14 +73,32 @@ std::string split18(Node &node, StepContext &ctx) {
     node.removeAttr("num_outputs");
     return "";
   }
+  std::string what = "num_outputs=" + std::to_string(parts);
+  if (parts <= 0 || parts != static_cast<int64_t>(node.numResults()))
+    return what + " does not match its " + std::to_string(node.numResults()) + " outputs";
   std::optional<Shape> s = knownShape(node.operand(0));
-  int64_t axis = node.attrInt("axis", 0);
-  if (!s || (axis < 0 ? axis + static_cast<int64_t>(s->size()) : axis) >= static_cast<int64_t>(s->size()))
-    return "num_outputs needs opset 18 unless the input's shape is known";
-  const Dim &d = (*s)[static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(s->size()) : axis)];
-  if (!d.isValue() || parts <= 0 || d.getValue() % parts != 0)
-    return "num_outputs=" + std::to_string(parts) + " does not split the dim evenly (needs opset 18)";
+  if (!s)
+    return what + " needs opset 18 unless the input's shape is known (Split-13 splits evenly; Split-18's last "
+                  "chunk may be smaller)";
+  int64_t rank = static_cast<int64_t>(s->size()), axis = node.attrInt("axis", 0);
+  int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank)
+    return "its axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank);
+  const Dim &d = (*s)[static_cast<size_t>(a)];
+  if (!d.isValue())
+    return what + " needs opset 18 unless dim " + std::to_string(a) +
+           " of the input is known (Split-13 splits evenly; Split-18's last chunk may be smaller)";
+  int64_t n = d.getValue(), chunk = (n + parts - 1) / parts, last = n - chunk * (parts - 1);
+  if (last < 0)
+    return what + " cannot split a dim of " + std::to_string(n) + ": its first " + std::to_string(parts - 1) +
+           " chunks of " + std::to_string(chunk) + " already exceed it";
   node.removeAttr("num_outputs");
+  if (n % parts == 0)
+    return "";
+  std::vector<int64_t> sizes(static_cast<size_t>(parts), chunk);
+  sizes.back() = last;
+  node.resizeOperands(2);
+  node.setOperand(1, ctx.constantBefore(node, nodeBase(node, "split"), StepContext::int64s(sizes)));
   return "";
 }
 
