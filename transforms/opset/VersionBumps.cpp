@@ -22,7 +22,10 @@
 // ScatterElements got at 18 (max, min), Pad's wrap mode at 19, Reshape's
 // allowzero = 1 at 14 (dropped going down when the shape is a constant
 // without 0), RNN/GRU/LSTM's layout = 1 at 14 (batch first: going down,
-// Transposes turn inputs and results to and from sequence first).
+// Transposes turn inputs and results to and from sequence first), Cast's
+// and CastLike's saturate at 19 and round_mode at 24 (dropped going down,
+// whatever their value, from a cast that is not to float8, resp.
+// float8e8m0, the only casts they apply to; those are refused).
 //
 // Steps that are not listed (DFT-20's axis input, and those with their own
 // files: Scan-9's batch axis, GroupNormalization-21's per-channel scale...)
@@ -166,6 +169,58 @@ std::string noWrapPad(Node &node, StepContext &ctx) {
   return "";
 }
 
+bool isFloat8(DataType t) {
+  return t == DataType::Float8E4M3FN || t == DataType::Float8E4M3FNUZ || t == DataType::Float8E5M2 ||
+         t == DataType::Float8E5M2FNUZ || t == DataType::Float8E8M0;
+}
+
+/// The element type a Cast (its `to`) or CastLike (its second input's)
+/// converts to, when known.
+std::optional<DataType> castTarget(const Node &node) {
+  if (node.is("Cast")) {
+    const Attribute *to = node.attr("to");
+    return to && to->kind == AttrKind::Int ? std::optional<DataType>(static_cast<DataType>(to->i)) : std::nullopt;
+  }
+  std::optional<DataType> t = node.operand(1) ? knownElemType(node.operand(1)) : std::nullopt;
+  return t ? t : node.result(0) ? knownElemType(node.result(0)) : std::nullopt;
+}
+
+/// Downgrade below 19 (Cast, CastLike): `saturate` applies only to casts
+/// to a float8 type, which came at 19 with it; a cast from or to float8 is
+/// refused, and for any other cast `saturate` is dropped whatever its value
+/// (0 is refused only when the type cast to is unknown).
+std::string saturate19(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  std::optional<DataType> to = castTarget(node);
+  std::optional<DataType> from = node.operand(0) ? knownElemType(node.operand(0)) : std::nullopt;
+  if (to && isFloat8(*to))
+    return "it casts to " + dataTypeName(*to) + ", which needs opset 19";
+  if (from && isFloat8(*from))
+    return "it casts from " + dataTypeName(*from) + ", which needs opset 19";
+  if (!to && node.attrInt("saturate", 1) != 1)
+    return "saturate = 0 matters only for casts to float8 (opset 19), and the type it casts to is unknown";
+  node.removeAttr("saturate");
+  return "";
+}
+
+/// Downgrade below 24 (Cast, CastLike): `round_mode` applies only to casts
+/// to float8e8m0, which came at 24 with it; a cast to float8e8m0 is
+/// refused, and for any other cast `round_mode` is dropped whatever its
+/// value (other than "up" is refused only when the type cast to is
+/// unknown).
+std::string roundMode24(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  std::optional<DataType> to = castTarget(node);
+  if (to && *to == DataType::Float8E8M0)
+    return "it casts to " + dataTypeName(*to) + ", which needs opset 24";
+  if (!to && node.attrString("round_mode", "up") != "up")
+    return "round_mode matters only for casts to float8e8m0 (opset 24), and the type it casts to is unknown";
+  node.removeAttr("round_mode");
+  return "";
+}
+
 /// Element types an op version added (beyond the broad ones the driver
 /// checks: bfloat16 at 13, float8 at 19...): a downgrade past it refuses them.
 struct AddedTypes {
@@ -281,6 +336,10 @@ void registerVersionBumps(AdapterRegistry &r) {
   r.addBoth("ScatterND", 18, noMinMaxReduction);
   r.addBoth("Pad", 19, noWrapPad);
   r.addBoth("Reshape", 14, allowzero14);
+  for (const char *op : {"Cast", "CastLike"}) {
+    r.addBoth(op, 19, saturate19);
+    r.addBoth(op, 24, roundMode24);
+  }
   for (const char *op : {"RNN", "GRU", "LSTM"})
     r.addBoth(op, 14, layout14);
 }
