@@ -21,12 +21,15 @@
 // starts..., k; the data's element type for Pad's value and Clip's bounds,
 // which must then be known). Downgrading moves the input back and refuses a
 // non-constant one: the older version cannot take a computed value. Also:
-// Split-18's num_outputs (only when the dim is known: no `split` when the
-// split is even, else a constant `split` of chunks of ceil(n / k), the last
-// one smaller, as Split-18 splits), Slice's steps (only all ones before
-// 10), Pad's and Clip's element types before 11 (floats only), Dropout's
-// mask type at 10 (bool; only an unused mask converts) and its
-// training_mode (only a constant false goes back before 12).
+// the Reduce ops' noop_with_empty_axes (dropped when axes are given; with
+// none, 1 makes ReduceSum/Mean/Max/Min/Prod/LogSumExp an Identity and is
+// refused for the others), Split-18's num_outputs (only when the dim is
+// known: no `split` when the split is even, else a constant `split` of
+// chunks of ceil(n / k), the last one smaller, as Split-18 splits), Slice's
+// steps (only all ones before 10), Pad's and Clip's element types before 11
+// (floats only), Dropout's mask type at 10 (bool; only an unused mask
+// converts) and its training_mode (only a constant false goes back before
+// 12).
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/opset/Adapter.h"
@@ -52,6 +55,44 @@ template <const char *Name> std::string movesToInput1(Node &node, StepContext &c
 }
 constexpr char kAxes[] = "axes";
 constexpr char kSplit[] = "split";
+
+/// ReduceSum-13, Reduce*-18: axes -> input 1, and noop_with_empty_axes,
+/// which the older version lacks. Going down, constant axes go back to the
+/// attribute (computed ones are refused) and noop_with_empty_axes, which
+/// then changes nothing, is dropped. Without axes (none, or an empty
+/// constant), noop_with_empty_axes = 0 reduces every axis, as the older
+/// version does without its attribute; noop_with_empty_axes = 1 reduces
+/// over no axis: where that is the data itself (Sum, Mean, Max, Min, Prod,
+/// LogSumExp: the reduction of one element is that element) the node
+/// becomes an Identity of its data; the others (L1, L2, LogSum, SumSquare)
+/// are refused: the current spec applies their abs, log or square to each
+/// element, older readings and runtimes pass the data through.
+std::string reduceAxes(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up) {
+    attributeToInput(node, ctx, kAxes, 1);
+    return "";
+  }
+  std::optional<std::vector<int64_t>> axes = constantIntsOperand(node, 1);
+  bool none = !node.operand(1) || (axes && axes->empty());
+  if (!none || node.attrInt("noop_with_empty_axes", 0) == 0) {
+    node.removeAttr("noop_with_empty_axes");
+    if (!none)
+      return inputToAttribute(node, 1, kAxes);
+    clearOperand(node, 1);
+    trimOperands(node);
+    return "";
+  }
+  for (const char *op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceSumSquare"})
+    if (node.is(op))
+      return "with noop_with_empty_axes = 1 and no axes it works element by element, and readings differ on what "
+             "it computes there (the current spec applies its abs, log or square to each element, older ones pass "
+             "the data through)";
+  clearOperand(node, 1);
+  node.resizeOperands(1);
+  node.attributes().clear();
+  node.setOpType("Identity");
+  return "";
+}
 
 /// Split-18 (num_outputs) -> Split-13: the sizes Split-18 splits into,
 /// when the dim is known: chunks of ceil(n / k), the last one smaller
@@ -280,10 +321,10 @@ std::string dropout12(Node &node, StepContext &ctx) {
 void registerAttributesToInputs(AdapterRegistry &r) {
   r.addBoth("Squeeze", 13, movesToInput1<kAxes>);
   r.addBoth("Unsqueeze", 13, movesToInput1<kAxes>);
-  r.addBoth("ReduceSum", 13, movesToInput1<kAxes>);
+  r.addBoth("ReduceSum", 13, reduceAxes);
   for (const char *op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
                          "ReduceMin", "ReduceProd", "ReduceSumSquare"})
-    r.addBoth(op, 18, movesToInput1<kAxes>);
+    r.addBoth(op, 18, reduceAxes);
   r.addBoth("Split", 13, movesToInput1<kSplit>);
   r.addBoth("Split", 18, split18);
   r.addBoth("Pad", 11, pad11);
