@@ -12,7 +12,8 @@
 //      pinned, the model check set up (by default when the model is small
 //      enough and runs in the interpreter);
 //   4. the passes (transforms/PassManager.h), then, for the default pipeline,
-//      the inferred types recorded as value_info;
+//      the inferred types recorded as value_info (with a target opset, a
+//      conversion that declines is an error before any pass runs);
 //   5. the result validated again (a valid input must give a valid output).
 //
 // Nothing is printed unless OptimizeOptions::log is set: warnings, timings
@@ -251,6 +252,40 @@ std::vector<Node *> decisionChains(Graph &graph) {
   return out;
 }
 
+/// Given the warnings of a run, Result: the reason of convert-opset's
+/// decline ("" when it did not decline), without the note that the model
+/// stays at its opset.
+std::string declineReason(const std::vector<std::string> &warnings) {
+  static const std::string kDeclined = "[convert-opset] declined: ", kStays = "; the model stays at opset ";
+  for (const std::string &w : warnings)
+    if (size_t at = w.find(kDeclined); at != std::string::npos) {
+      std::string why = w.substr(at + kDeclined.size());
+      return why.substr(0, why.rfind(kStays));
+    }
+  return "";
+}
+
+/// Given a model and a target opset, Execute: converts a copy of the model
+/// alone (convert-opset once, nothing printed), Result: why the conversion
+/// declined, or "" when it converts. --target-opset asks this first: a
+/// decline is then one error, before any pass ran, instead of the pass's
+/// warning in every round of the fixed point followed by the error; the
+/// model itself is converted by the pipeline, whose model check covers
+/// the conversion.
+std::string conversionDeclined(const Model &model, int64_t opset, const PassRegistry &registry) {
+  std::unique_ptr<Model> copy = cloneModel(model);
+  PassManagerOptions quiet;
+  quiet.log = &nullStream();
+  PassManager pm(registry, quiet);
+  std::string error;
+  if (!copy || !pm.parsePipeline("convert-opset{target=" + std::to_string(opset) + "}", error))
+    return ""; // the pipeline's own run says what is wrong
+  pm.setMaxRounds(1);
+  if (!pm.run(*copy, error))
+    return error;
+  return copy->opsetVersion("") == opset ? "" : declineReason(pm.context().warnings());
+}
+
 /// Given the float32 model after the pipeline, Execute: converts copies of
 /// it to float16 and compares them with it in the interpreter. When the
 /// whole conversion leaves the tolerance, keeps in float32 the decision
@@ -459,17 +494,24 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   // 4. The passes. The default pipeline ends by recording the inferred types
   // as value_info (a given pipeline names infer-shapes{value-info=true}
   // where wanted); types known only in memory are dropped so that text and
-  // binary output agree.
+  // binary output agree. A conversion the pass declines is an error: the
+  // user asked for that opset. It is known before the pipeline runs
+  // (conversionDeclined), or after it (a skipped pass, a rollback).
+  std::string cannotConvert = options.targetOpset ? name + ": cannot convert to opset " +
+                                                        std::to_string(*options.targetOpset) + ": "
+                                                  : "";
+  bool converting = options.targetOpset && std::find(options.skipPasses.begin(), options.skipPasses.end(),
+                                                     "convert-opset") == options.skipPasses.end();
+  if (converting && model.opsetVersion("") != *options.targetOpset)
+    if (std::string why = conversionDeclined(model, *options.targetOpset, registry); !why.empty())
+      return finish(Status::error(cannotConvert + why));
   bool ok = pm.run(model, error);
-  // 4a. A conversion the pass declined is an error: the user asked for that opset.
   if (ok && options.targetOpset && model.opsetVersion("") != *options.targetOpset) {
-    std::string why = model.opsetVersion("") < 0 ? "the model imports no default-domain opset"
-                                                 : "convert-opset did not run (skipped?)";
-    for (const std::string &w : pm.context().warnings())
-      if (w.find("[convert-opset] declined: ") != std::string::npos)
-        why = w.substr(w.find("declined: ") + 10);
-    return finish(Status::error(name + ": cannot convert to opset " + std::to_string(*options.targetOpset) + ": " +
-                                why));
+    std::string why = declineReason(pm.context().warnings());
+    if (why.empty())
+      why = model.opsetVersion("") < 0 ? "the model imports no default-domain opset"
+                                       : "convert-opset did not run (skipped?)";
+    return finish(Status::error(cannotConvert + why));
   }
   // 4b. The float type, once, after the fixed point; its model check (when
   // required) uses float16 tolerances against the model before it. float16
