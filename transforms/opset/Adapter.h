@@ -22,7 +22,8 @@
 //   AxisSemantics.cpp       Softmax/LogSoftmax/Hardmax at 13
 //   Normalization.cpp       BatchNormalization (spatial, training outputs),
 //                           GroupNormalization (per-group -> per-channel)
-//   Scan.cpp                Scan-9's removal of the batch axis
+//   Scan.cpp                Scan-9's removal of the batch axis, Scan-11's
+//                           negative axes
 //   Resize.cpp              Upsample -> Resize and Resize's versions
 //   Renamed.cpp             ops replaced or whose attribute values changed
 //                           (Scatter, RoiAlign, GridSample, DFT's axis)

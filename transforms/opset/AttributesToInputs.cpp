@@ -9,6 +9,7 @@
 //   Split                 13       split -> input 1
 //   Pad                   11       pads -> input 1, value -> input 2
 //   Slice                 10       starts, ends, axes -> inputs 1, 2, 3
+//                         11       (negative axes)
 //   TopK                  10       k -> input 1
 //   Clip                  11       min, max -> inputs 1, 2
 //   Dropout               12       ratio -> input 1 (and training_mode)
@@ -26,10 +27,11 @@
 // refused for the others), Split-18's num_outputs (only when the dim is
 // known: no `split` when the split is even, else a constant `split` of
 // chunks of ceil(n / k), the last one smaller, as Split-18 splits), Slice's
-// steps (only all ones before 10), Pad's and Clip's element types before 11
-// (floats only), Dropout's mask type at 10 (bool; only an unused mask
-// converts) and its training_mode (only a constant false goes back before
-// 12).
+// negative axes (made non-negative with the data's rank below 11, when they
+// are a constant) and steps (only all ones before 10), Pad's and Clip's
+// element types before 11 (floats only), Dropout's mask type at 10 (bool;
+// only an unused mask converts) and its training_mode (only a constant
+// false goes back before 12).
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/opset/Adapter.h"
@@ -221,6 +223,30 @@ std::string slice10(Node &node, StepContext &ctx) {
   return inputToAttribute(node, 1, "starts");
 }
 
+/// Slice-10 -> Slice-11 changed nothing but negative axes, which Slice-10
+/// does not take: going down, negative entries of a constant axes input are
+/// made non-negative with the data's rank (refused when unknown); computed
+/// axes are refused (they may be negative).
+std::string slice11(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up || node.numOperands() < 4 || !node.operand(3))
+    return "";
+  std::optional<std::vector<int64_t>> axes = constantInts(node.operand(3));
+  if (!axes)
+    return "its axes input ('" + node.operand(3)->name() +
+           "') is not a constant and may be negative (allowed from opset 11)";
+  if (std::none_of(axes->begin(), axes->end(), [](int64_t a) { return a < 0; }))
+    return "";
+  std::optional<Shape> s = node.operand(0) ? knownShape(node.operand(0)) : std::nullopt;
+  if (!s)
+    return "its axes are negative (allowed from opset 11) and the data's rank is unknown";
+  for (int64_t &a : *axes)
+    if (a < 0)
+      a += static_cast<int64_t>(s->size());
+  clearOperand(node, 3);
+  node.setOperand(3, ctx.constantBefore(node, nodeBase(node, "axes"), StepContext::int64s(*axes)));
+  return "";
+}
+
 /// TopK-1 (k attribute) <-> TopK-10 (k input, int64[1]).
 std::string topk10(Node &node, StepContext &ctx) {
   if (ctx.direction == Direction::Up) {
@@ -330,6 +356,7 @@ void registerAttributesToInputs(AdapterRegistry &r) {
   r.addBoth("Pad", 11, pad11);
   r.addBoth("Pad", 18, bump); // axes input: the arity check refuses it going down
   r.addBoth("Slice", 10, slice10);
+  r.addBoth("Slice", 11, slice11);
   r.addBoth("TopK", 10, topk10);
   r.addBoth("Clip", 11, clip11);
   r.addBoth("Dropout", 10, dropout10);

@@ -1,4 +1,4 @@
-//===- transforms/opset/Scan.cpp - Scan-9's removal of the batch axis -----===//
+//===- transforms/opset/Scan.cpp - Scan-9's batch axis, Scan-11's axes ----===//
 //
 // Scan-8 loops over a leading batch axis of every input and output (an
 // optional sequence_lens input first; `directions` per scan input); Scan-9
@@ -20,6 +20,9 @@
 // Downgrade (9 -> 8): the reverse, with a batch of 1 added; refused unless
 // scan_input_axes, scan_output_axes and scan_output_directions are all 0
 // (Scan-8 scans axis 1 of each batch element and writes outputs forward).
+// Scan-11 allows negative scan_input_axes and scan_output_axes: going below
+// 11 they are made non-negative with the rank of the scan input, resp.
+// output, they count in (refused when unknown).
 // Squeeze and Unsqueeze are written in their form at the target opset
 // (axes an attribute before 13, an input from 13). The results keep their
 // names (they may be graph outputs): the Unsqueeze/Squeeze after the Scan
@@ -114,9 +117,57 @@ std::string batchAxis9(Node &node, StepContext &ctx) {
   return "";
 }
 
+/// Rank of `v` when known.
+std::optional<int64_t> rankOf(const Value *v) {
+  std::optional<Shape> s = v ? knownShape(v) : std::nullopt;
+  return s ? std::optional<int64_t>(static_cast<int64_t>(s->size())) : std::nullopt;
+}
+
+/// Scan-11 -> Scan-9: negative scan_input_axes and scan_output_axes came at
+/// 11. Going down, each negative one is made non-negative with the rank of
+/// the value it counts in: scan input i (operand N + i, N states), scan
+/// output j (result N + j, else its body output's rank + 1); refused when
+/// that rank is unknown.
+std::string scanAxes11(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  int64_t m = node.attrInt("num_scan_inputs", 0);
+  if (m < 0 || m > static_cast<int64_t>(node.numOperands()))
+    return "num_scan_inputs " + std::to_string(m) + " does not fit its " + std::to_string(node.numOperands()) +
+           " inputs";
+  size_t states = node.numOperands() - static_cast<size_t>(m);
+  const Attribute *body = node.attr("body");
+  std::vector<Value *> bodyOutputs = body && body->g ? body->g->outputs() : std::vector<Value *>{};
+  for (const char *name : {"scan_input_axes", "scan_output_axes"}) {
+    bool inputs = name[5] == 'i';
+    std::vector<int64_t> axes = node.attrInts(name);
+    if (std::none_of(axes.begin(), axes.end(), [](int64_t a) { return a < 0; }))
+      continue;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (axes[i] >= 0)
+        continue;
+      size_t k = states + i;
+      std::optional<int64_t> rank = inputs ? rankOf(k < node.numOperands() ? node.operand(k) : nullptr)
+                                           : rankOf(k < node.numResults() ? node.result(k) : nullptr);
+      if (!rank && !inputs && k < bodyOutputs.size())
+        if (std::optional<int64_t> r = rankOf(bodyOutputs[k]))
+          rank = *r + 1;
+      if (!rank)
+        return std::string(name) + "[" + std::to_string(i) +
+               "] is negative (allowed from opset 11) and the rank it counts in is unknown";
+      axes[i] += *rank;
+    }
+    node.setAttr(Attribute::makeInts(name, axes));
+  }
+  return "";
+}
+
 } // namespace
 
-void registerScan(AdapterRegistry &r) { r.addBoth("Scan", 9, batchAxis9); }
+void registerScan(AdapterRegistry &r) {
+  r.addBoth("Scan", 9, batchAxis9);
+  r.addBoth("Scan", 11, scanAxes11);
+}
 
 } // namespace opset
 } // namespace onnxslim
