@@ -25,7 +25,12 @@
 // Transposes turn inputs and results to and from sequence first), Cast's
 // and CastLike's saturate at 19 and round_mode at 24 (dropped going down,
 // whatever their value, from a cast that is not to float8, resp.
-// float8e8m0, the only casts they apply to; those are refused).
+// float8e8m0, the only casts they apply to; those are refused), and the
+// quantizers' attributes that can say what the older version does: axis
+// with a per-tensor scale (13), QuantizeLinear's saturate (19) as Cast's,
+// its output_dtype (21: the zero point's type, or uint8, or a zero point
+// of that type added), its precision and DequantizeLinear's output_dtype
+// (23: the scale's type).
 //
 // Steps that are not listed (DFT-20's axis input, and those with their own
 // files: Scan-9's batch axis, GroupNormalization-21's per-channel scale...)
@@ -139,7 +144,9 @@ std::string layout14(Node &node, StepContext &ctx) {
   return "";
 }
 
-/// Downgrade below 13: the scale must be a scalar (per-axis came at 13).
+/// Downgrade below 13: the scale must be a scalar (per-axis came at 13);
+/// `axis`, which came with it and is ignored for a per-tensor scale, is
+/// then dropped whatever its value.
 std::string scalarScale(Node &node, StepContext &ctx) {
   if (ctx.direction == Direction::Up)
     return "";
@@ -149,6 +156,52 @@ std::string scalarScale(Node &node, StepContext &ctx) {
   std::optional<int64_t> n = staticNumElements(*s);
   if (!s->empty() && (!n || *n != 1))
     return "its scale is per-axis, which needs opset 13";
+  node.removeAttr("axis");
+  return "";
+}
+
+/// Downgrade below 21 (QuantizeLinear): output_dtype says the type the
+/// older version takes from the zero point, or uint8 without one. With a
+/// zero point (whose type it must be) or as uint8 it is dropped; another
+/// type without a zero point becomes a zero point of that type, zeros of
+/// the scale's shape (known).
+std::string outputDtype21(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up || !node.hasAttr("output_dtype"))
+    return "";
+  auto t = static_cast<DataType>(node.attrInt("output_dtype", 0));
+  node.removeAttr("output_dtype");
+  bool zeroPoint = node.numOperands() > 2 && node.operand(2);
+  if (zeroPoint || t == DataType::Undefined || t == DataType::UInt8)
+    return "";
+  std::optional<Shape> s = node.operand(1) ? knownShape(node.operand(1)) : std::nullopt;
+  std::optional<int64_t> n = s ? staticNumElements(*s) : std::nullopt;
+  if (!n || elementBits(t) == 0)
+    return "output_dtype " + dataTypeName(t) +
+           " has no older form without a zero point, and the scale's shape is unknown (for a zero one)";
+  std::vector<int64_t> dims;
+  for (const Dim &d : *s)
+    dims.push_back(d.getValue());
+  std::vector<uint8_t> zeros(storageSize(t, *n), 0);
+  node.resizeOperands(3);
+  node.setOperand(2, ctx.constantBefore(node, nodeBase(node, "zero_point"), Tensor::fromValues(t, dims, zeros)));
+  return "";
+}
+
+/// Downgrade below 23: QuantizeLinear's precision (of the division by the
+/// scale) and DequantizeLinear's output_dtype default to the scale's type:
+/// dropped when they say that type, refused otherwise.
+std::string scaleTyped23(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  const char *name = node.is("QuantizeLinear") ? "precision" : "output_dtype";
+  if (!node.hasAttr(name))
+    return "";
+  auto t = static_cast<DataType>(node.attrInt(name, 0));
+  std::optional<DataType> scale = node.operand(1) ? knownElemType(node.operand(1)) : std::nullopt;
+  if (t != DataType::Undefined && (!scale || *scale != t))
+    return std::string(name) + " " + dataTypeName(t) + " is not the scale's type, which opset " +
+           std::to_string(ctx.to) + " always uses";
+  node.removeAttr(name);
   return "";
 }
 
@@ -174,9 +227,17 @@ bool isFloat8(DataType t) {
          t == DataType::Float8E5M2FNUZ || t == DataType::Float8E8M0;
 }
 
-/// The element type a Cast (its `to`) or CastLike (its second input's)
+/// The element type a Cast (its `to`), CastLike (its second input's) or
+/// QuantizeLinear (its output_dtype, else its zero point's, else uint8)
 /// converts to, when known.
 std::optional<DataType> castTarget(const Node &node) {
+  if (node.is("QuantizeLinear")) {
+    if (int64_t t = node.attrInt("output_dtype", 0); t != 0)
+      return static_cast<DataType>(t);
+    if (node.numOperands() > 2 && node.operand(2))
+      return knownElemType(node.operand(2));
+    return DataType::UInt8;
+  }
   if (node.is("Cast")) {
     const Attribute *to = node.attr("to");
     return to && to->kind == AttrKind::Int ? std::optional<DataType>(static_cast<DataType>(to->i)) : std::nullopt;
@@ -185,21 +246,22 @@ std::optional<DataType> castTarget(const Node &node) {
   return t ? t : node.result(0) ? knownElemType(node.result(0)) : std::nullopt;
 }
 
-/// Downgrade below 19 (Cast, CastLike): `saturate` applies only to casts
-/// to a float8 type, which came at 19 with it; a cast from or to float8 is
-/// refused, and for any other cast `saturate` is dropped whatever its value
-/// (0 is refused only when the type cast to is unknown).
+/// Downgrade below 19 (Cast, CastLike, QuantizeLinear): `saturate` applies
+/// only to conversions to a float8 type, which came at 19 with it; a
+/// conversion from or to float8 is refused, and for any other `saturate`
+/// is dropped whatever its value (0 is refused only when the type converted
+/// to is unknown).
 std::string saturate19(Node &node, StepContext &ctx) {
   if (ctx.direction == Direction::Up)
     return "";
   std::optional<DataType> to = castTarget(node);
   std::optional<DataType> from = node.operand(0) ? knownElemType(node.operand(0)) : std::nullopt;
   if (to && isFloat8(*to))
-    return "it casts to " + dataTypeName(*to) + ", which needs opset 19";
+    return "it converts to " + dataTypeName(*to) + ", which needs opset 19";
   if (from && isFloat8(*from))
-    return "it casts from " + dataTypeName(*from) + ", which needs opset 19";
+    return "it converts from " + dataTypeName(*from) + ", which needs opset 19";
   if (!to && node.attrInt("saturate", 1) != 1)
-    return "saturate = 0 matters only for casts to float8 (opset 19), and the type it casts to is unknown";
+    return "saturate = 0 matters only for conversions to float8 (opset 19), and the type it converts to is unknown";
   node.removeAttr("saturate");
   return "";
 }
@@ -340,6 +402,10 @@ void registerVersionBumps(AdapterRegistry &r) {
     r.addBoth(op, 19, saturate19);
     r.addBoth(op, 24, roundMode24);
   }
+  r.addBoth("QuantizeLinear", 19, saturate19);
+  r.addBoth("QuantizeLinear", 21, outputDtype21);
+  r.addBoth("QuantizeLinear", 23, scaleTyped23);
+  r.addBoth("DequantizeLinear", 23, scaleTyped23);
   for (const char *op : {"RNN", "GRU", "LSTM"})
     r.addBoth(op, 14, layout14);
 }
