@@ -30,7 +30,8 @@
 // with a per-tensor scale (13), QuantizeLinear's saturate (19) as Cast's,
 // its output_dtype (21: the zero point's type, or uint8, or a zero point
 // of that type added), its precision and DequantizeLinear's output_dtype
-// (23: the scale's type).
+// (23: the scale's type), and Constant-12's value_float(s), value_int(s)
+// and value_string(s) (the `value` tensor each stands for, below 12).
 //
 // Steps that are not listed (DFT-20's axis input, and those with their own
 // files: Scan-9's batch axis, GroupNormalization-21's per-channel scale...)
@@ -202,6 +203,40 @@ std::string scaleTyped23(Node &node, StepContext &ctx) {
     return std::string(name) + " " + dataTypeName(t) + " is not the scale's type, which opset " +
            std::to_string(ctx.to) + " always uses";
   node.removeAttr(name);
+  return "";
+}
+
+/// Downgrade below 12 (Constant): value_float(s), value_int(s) and
+/// value_string(s) came at 12; each is the `value` tensor it stands for (a
+/// float, int64 or string scalar, or 1-D tensor), which the older version
+/// takes.
+std::string constantValue12(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  for (const Attribute &a : node.attributes()) {
+    auto n = static_cast<int64_t>(a.kind == AttrKind::Floats ? a.floats.size()
+                                  : a.kind == AttrKind::Ints ? a.ints.size()
+                                                             : a.strings.size());
+    TensorPtr t;
+    if (a.name == "value_float" && a.kind == AttrKind::Float)
+      t = Tensor::fromValues(DataType::Float, {}, std::vector<float>{a.f});
+    else if (a.name == "value_floats" && a.kind == AttrKind::Floats)
+      t = Tensor::fromValues(DataType::Float, {n}, a.floats);
+    else if (a.name == "value_int" && a.kind == AttrKind::Int)
+      t = StepContext::int64s({a.i}, /*scalar=*/true);
+    else if (a.name == "value_ints" && a.kind == AttrKind::Ints)
+      t = StepContext::int64s(a.ints);
+    else if (a.name == "value_string" && a.kind == AttrKind::String)
+      t = Tensor::fromStrings({}, {a.s});
+    else if (a.name == "value_strings" && a.kind == AttrKind::Strings)
+      t = Tensor::fromStrings({n}, a.strings);
+    if (!t)
+      continue;
+    std::string name = a.name;
+    node.removeAttr(name);
+    node.setAttr(Attribute::makeTensor("value", std::move(t)));
+    return "";
+  }
   return "";
 }
 
@@ -398,6 +433,7 @@ void registerVersionBumps(AdapterRegistry &r) {
   r.addBoth("ScatterND", 18, noMinMaxReduction);
   r.addBoth("Pad", 19, noWrapPad);
   r.addBoth("Reshape", 14, allowzero14);
+  r.addBoth("Constant", 12, constantValue12);
   for (const char *op : {"Cast", "CastLike"}) {
     r.addBoth(op, 19, saturate19);
     r.addBoth(op, 24, roundMode24);
