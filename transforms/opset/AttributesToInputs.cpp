@@ -27,11 +27,12 @@
 // refused for the others), Split-18's num_outputs (only when the dim is
 // known: no `split` when the split is even, else a constant `split` of
 // chunks of ceil(n / k), the last one smaller, as Split-18 splits), Slice's
-// negative axes (made non-negative with the data's rank below 11, when they
-// are a constant) and steps (only all ones before 10), Pad's and Clip's
-// element types before 11 (floats only), Dropout's mask type at 10 (bool;
-// only an unused mask converts) and its training_mode (only a constant
-// false goes back before 12).
+// negative axes (below 11, counted from the front with the data's rank: a
+// constant rewritten, computed axes through Mod(axes, rank)) and steps
+// (only all ones before 10), Pad's and Clip's element types before 11
+// (floats only), Dropout's mask type at 10 (bool; only an unused mask
+// converts) and its training_mode (only a constant false goes back before
+// 12).
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/opset/Adapter.h"
@@ -224,26 +225,41 @@ std::string slice10(Node &node, StepContext &ctx) {
 }
 
 /// Slice-10 -> Slice-11 changed nothing but negative axes, which Slice-10
-/// does not take: going down, negative entries of a constant axes input are
-/// made non-negative with the data's rank (refused when unknown); computed
-/// axes are refused (they may be negative).
+/// does not take. Going down, with the data's rank r known (else refused),
+/// negative entries of a constant axes input become a constant of them
+/// plus r; computed axes are taken through Mod(axes, r), which is each
+/// axis in [-r, r-1] counted from the front (below 10, Slice-1 refuses
+/// them anyway).
 std::string slice11(Node &node, StepContext &ctx) {
   if (ctx.direction == Direction::Up || node.numOperands() < 4 || !node.operand(3))
     return "";
-  std::optional<std::vector<int64_t>> axes = constantInts(node.operand(3));
-  if (!axes)
-    return "its axes input ('" + node.operand(3)->name() +
-           "') is not a constant and may be negative (allowed from opset 11)";
-  if (std::none_of(axes->begin(), axes->end(), [](int64_t a) { return a < 0; }))
+  Value *in = node.operand(3);
+  std::optional<std::vector<int64_t>> axes = constantInts(in);
+  if (axes && std::none_of(axes->begin(), axes->end(), [](int64_t a) { return a < 0; }))
+    return "";
+  if (!axes && ctx.target < 10)
     return "";
   std::optional<Shape> s = node.operand(0) ? knownShape(node.operand(0)) : std::nullopt;
   if (!s)
-    return "its axes are negative (allowed from opset 11) and the data's rank is unknown";
-  for (int64_t &a : *axes)
-    if (a < 0)
-      a += static_cast<int64_t>(s->size());
-  clearOperand(node, 3);
-  node.setOperand(3, ctx.constantBefore(node, nodeBase(node, "axes"), StepContext::int64s(*axes)));
+    return "its axes " + std::string(axes ? "are" : "may be") +
+           " negative (allowed from opset 11) and the data's rank is unknown";
+  auto rank = static_cast<int64_t>(s->size());
+  if (axes) {
+    for (int64_t &a : *axes)
+      if (a < 0)
+        a += rank;
+    clearOperand(node, 3);
+    node.setOperand(3, ctx.constantBefore(node, nodeBase(node, "axes"), StepContext::int64s(*axes)));
+    return "";
+  }
+  std::optional<DataType> t = knownElemType(in);
+  if (!t || (*t != DataType::Int64 && *t != DataType::Int32))
+    return "its axes input ('" + in->name() + "') may be negative (allowed from opset 11) and its type is unknown";
+  TensorPtr r = *t == DataType::Int64 ? StepContext::int64s({rank}, /*scalar=*/true)
+                                      : Tensor::fromValues(*t, {}, std::vector<int32_t>{static_cast<int32_t>(rank)});
+  Node *mod = ctx.nodeBefore(node, "Mod", {in, ctx.constantBefore(node, nodeBase(node, "rank"), r)},
+                             nodeBase(node, "axes"));
+  node.setOperand(3, mod->result(0));
   return "";
 }
 
