@@ -80,11 +80,10 @@ std::string nonNegativeAxes(Node &node, StepContext &ctx) {
     if (std::none_of(axes.begin(), axes.end(), mustGo))
       continue;
     std::optional<int64_t> rank = rankOf(node.operand(0));
-    if (node.is("Unsqueeze")) {
+    if (node.is("Unsqueeze") || node.is("OneHot")) {
+      int64_t added = node.is("OneHot") ? 1 : static_cast<int64_t>(axes.size());
       std::optional<int64_t> out = rankOf(node.result(0));
-      rank = out ? out : rank ? std::optional<int64_t>(*rank + static_cast<int64_t>(axes.size())) : std::nullopt;
-    } else if (node.is("OneHot") && rank) {
-      rank = *rank + 1;
+      rank = out ? out : rank ? std::optional<int64_t>(*rank + added) : std::nullopt;
     }
     if (!rank)
       return "its " + std::string(name) + " is negative (allowed from opset 11) and the rank it counts in is unknown";
@@ -265,7 +264,7 @@ bool isFloat8(DataType t) {
 /// The element type a Cast (its `to`), CastLike (its second input's) or
 /// QuantizeLinear (its output_dtype, else its zero point's, else uint8)
 /// converts to, when known.
-std::optional<DataType> castTarget(const Node &node) {
+std::optional<DataType> convertsTo(const Node &node) {
   if (node.is("QuantizeLinear")) {
     if (int64_t t = node.attrInt("output_dtype", 0); t != 0)
       return static_cast<DataType>(t);
@@ -289,7 +288,7 @@ std::optional<DataType> castTarget(const Node &node) {
 std::string saturate19(Node &node, StepContext &ctx) {
   if (ctx.direction == Direction::Up)
     return "";
-  std::optional<DataType> to = castTarget(node);
+  std::optional<DataType> to = convertsTo(node);
   std::optional<DataType> from = node.operand(0) ? knownElemType(node.operand(0)) : std::nullopt;
   if (to && isFloat8(*to))
     return "it converts to " + dataTypeName(*to) + ", which needs opset 19";
@@ -309,7 +308,7 @@ std::string saturate19(Node &node, StepContext &ctx) {
 std::string roundMode24(Node &node, StepContext &ctx) {
   if (ctx.direction == Direction::Up)
     return "";
-  std::optional<DataType> to = castTarget(node);
+  std::optional<DataType> to = convertsTo(node);
   if (to && *to == DataType::Float8E8M0)
     return "it casts to " + dataTypeName(*to) + ", which needs opset 24";
   if (!to && node.attrString("round_mode", "up") != "up")
@@ -377,11 +376,11 @@ void registerVersionBumps(AdapterRegistry &r) {
       {"Abs", {13}}, {"Acos", {22}}, {"Acosh", {22}}, {"Add", {13, 14}}, {"ArgMax", {12, 13}},
       {"ArgMin", {12, 13}}, {"Asin", {22}}, {"Asinh", {22}}, {"Atan", {22}}, {"Atanh", {22}},
       {"Attention", {24}}, {"AveragePool", {10, 11, 19, 22}}, {"BatchNormalization", {15}},
-      {"Bernoulli", {22}}, {"Cast", {9, 13, 19, 21, 23, 24}}, {"CastLike", {19, 21, 23, 24}}, {"Ceil", {13}},
-      {"Clip", {12, 13}}, {"Concat", {13}}, {"Constant", {9, 11, 12, 13, 19, 21, 23, 24}},
+      {"Bernoulli", {22}}, {"Cast", {9, 13, 21, 23}}, {"CastLike", {21, 23}}, {"Ceil", {13}},
+      {"Clip", {12, 13}}, {"Concat", {13}}, {"Constant", {9, 11, 13, 19, 21, 23, 24}},
       {"ConstantOfShape", {20, 21, 23, 24}}, {"Conv", {11, 22}}, {"ConvTranspose", {11, 22}}, {"Cos", {22}},
       {"Cosh", {22}}, {"CumSum", {14}}, {"DeformConv", {22}}, {"DepthToSpace", {11, 13}},
-      {"DequantizeLinear", {19, 21, 23, 24}}, {"Det", {22}}, {"Div", {13, 14}}, {"Dropout", {13, 22}},
+      {"DequantizeLinear", {19, 21, 24}}, {"Det", {22}}, {"Div", {13, 14}}, {"Dropout", {13, 22}},
       {"Elu", {22}}, {"Equal", {11, 13, 19}}, {"Erf", {13}}, {"Exp", {13}}, {"Expand", {13}}, {"EyeLike", {22}},
       {"Flatten", {9, 13, 21, 23, 24}}, {"Floor", {13}}, {"GRU", {14, 22}}, {"Gather", {13}},
       {"GatherElements", {13}}, {"GatherND", {12, 13}}, {"Gemm", {9, 11, 13}}, {"GlobalAveragePool", {22}},
@@ -397,7 +396,7 @@ void registerVersionBumps(AdapterRegistry &r) {
       {"Multinomial", {22}}, {"Neg", {13}}, {"NegativeLogLikelihoodLoss", {13, 22}}, {"NonMaxSuppression", {11}},
       {"NonZero", {13}}, {"OptionalGetElement", {18}}, {"OptionalHasElement", {18}}, {"PRelu", {9, 16}},
       {"Pad", {13, 21, 23, 24}}, {"Pow", {12, 13, 15}}, {"QLinearMatMul", {21}},
-      {"QuantizeLinear", {19, 21, 23, 24}}, {"RNN", {14, 22}}, {"RandomNormal", {22}},
+      {"QuantizeLinear", {24}}, {"RNN", {14, 22}}, {"RandomNormal", {22}},
       {"RandomNormalLike", {22}}, {"RandomUniform", {22}}, {"RandomUniformLike", {22}}, {"Reciprocal", {13}},
       {"ReduceMax", {12, 20}}, {"ReduceMin", {12, 20}}, {"Relu", {13, 14}},
       {"Reshape", {13, 14, 19, 21, 23, 24}}, {"Round", {22}}, {"Scan", {16, 19, 21, 23, 24}},
