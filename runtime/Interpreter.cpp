@@ -724,6 +724,7 @@ Status Interpreter::callFunction(const Node &node, const Function &fn,
 Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &frame) {
   if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
     return Status::error("the run was cancelled");
+  ++stepsStarted_;
   const Step &st = plan.steps[stepIndex];
   const Node &node = *st.node;
   if (!frame.applied.empty() && frame.applied[stepIndex]) {

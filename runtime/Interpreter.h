@@ -119,6 +119,10 @@ public:
   /// interpreter has run (plans hold pointers into the graphs).
   void clearPlans();
 
+  /// Nodes started since the interpreter was made (subgraph nodes included):
+  /// how far a run that failed got (the model check's input search).
+  uint64_t stepsStarted() const { return stepsStarted_; }
+
   /// Per op type ("Conv", "com.microsoft.FusedConv"), when options().profile is set.
   const std::map<std::string, OpProfile> &profile() const { return profile_; }
   /// Per node, in first-run order, when options().profileNodes is set.
@@ -174,6 +178,7 @@ private:
   /// a runNode call that asked for it, including the subgraphs it runs).
   bool deterministicOnly_ = false;
   std::map<std::string, OpProfile> profile_;
+  uint64_t stepsStarted_ = 0;
   std::vector<NodeProfile> nodeProfile_;
   std::unordered_map<const Node *, size_t> nodeProfileIndex_;
   /// Model-local functions by "domain:name", and by body graph.

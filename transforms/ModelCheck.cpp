@@ -10,6 +10,7 @@
 #include "ir/IR.h"
 #include "runtime/BufferPool.h"
 #include "runtime/Compare.h"
+#include "runtime/InputSearch.h"
 #include "runtime/Inputs.h"
 #include "runtime/Interpreter.h"
 
@@ -56,161 +57,71 @@ private:
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
-  /// Records the reference with the given dims, then with each fallback size.
+  /// Given the input model, Execute: finds inputs it runs on
+  /// (runtime/InputSearch.h: the values its integer inputs are compared
+  /// with, one sample per combination; index ranges; masks of ones; sizes
+  /// of the free dims) and records its outputs on them, Result: false with
+  /// `error` when no sample runs.
   bool recordWithFallbacks(const Model &model, std::string &error) {
     if (!model.graph()) {
       error = "the model has no graph";
       return false;
     }
-    std::vector<rt::InputSpec> specs;
+    const Graph &graph = *model.graph();
+    rt::InputSearchOptions search;
+    search.base.seed = options_.seed;
+    search.base.dims = options_.dims;
+    search.base.defaultDim = options_.defaultDim;
+    search.preferredSizes = options_.preferredDims;
+    search.samples = std::max(options_.samples, 1);
+    search.cancel = &cancelled_;
     if (!options_.specFile.empty()) {
-      rt::Status s = rt::loadInputSpecs(options_.specFile, options_.specModel, specs);
+      rt::Status s = rt::loadInputSpecs(options_.specFile, options_.specModel, search.base.specs);
       if (!s.ok()) {
         error = "cannot read input specs: " + s.message();
         return false;
       }
     }
-    std::vector<int64_t> sizes = options_.preferredDims;
-    sizes.push_back(0); // 0: the dims as given
-    std::string lastError;
-    for (int64_t size : sizes) {
-      rt::InputOptions io;
-      io.seed = options_.seed;
-      io.dims = options_.dims;
-      io.defaultDim = options_.defaultDim;
-      io.specs = specs;
-      // Size 0: the dims as given (user-sized ones, then defaultDim).
-      if (!widenSymbolicDims(*model.graph(), size > 0 ? size : io.defaultDim, io) && size > 0)
-        continue; // nothing to widen: the plain attempt runs these inputs
-      std::string attempt;
-      if (recordOnce(model, io, attempt)) {
-        figures_.dims = describeDims(*model.graph(), io);
-        return true;
+    for (const auto &[name, tensor] : options_.inputs) {
+      bool known = false;
+      for (const Value *in : graph.inputs())
+        known = known || in->name() == name;
+      if (!known) {
+        error = "a check input is named '" + name + "', which is not an input of the model";
+        return false;
       }
-      lastError = attempt;
+      search.base.provided.insert(name);
     }
-    error = lastError;
-    return false;
-  }
-
-  /// Given a size, Execute: sizes every symbolic dim the user did not size
-  /// to it, except symbols that lead some input's shape (the batch, by every
-  /// exporter's convention), which keep defaultDim; an input with unknown
-  /// dims gets an explicit shape the same way. Result: false when the graph
-  /// has no dim to widen.
-  bool widenSymbolicDims(const Graph &graph, int64_t size, rt::InputOptions &io) const {
-    std::set<std::string> leading;
-    for (const Value *in : graph.inputs())
-      if (const Shape *shape = inputShape(in); shape && !shape->empty() && (*shape)[0].isSymbol())
-        leading.insert((*shape)[0].getSymbol());
-    bool any = false;
-    for (const Value *in : graph.inputs()) {
-      const Shape *shape = inputShape(in);
-      if (!shape)
-        continue;
-      bool hasSpec = false;
-      for (const rt::InputSpec &spec : io.specs)
-        hasSpec |= spec.name == in->name() && spec.shape.has_value();
-      std::vector<int64_t> dims;
-      bool unknown = false;
-      for (size_t i = 0; i < shape->size(); ++i) {
-        const Dim &d = (*shape)[i];
-        if (d.isValue()) {
-          dims.push_back(d.getValue());
-        } else if (d.isSymbol()) {
-          auto user = options_.dims.find(d.getSymbol());
-          int64_t v = user != options_.dims.end() ? user->second
-                      : leading.count(d.getSymbol()) ? io.defaultDim : size;
-          if (user == options_.dims.end() && !leading.count(d.getSymbol()))
-            any = true;
-          io.dims[d.getSymbol()] = v;
-          dims.push_back(v);
-        } else if (auto user = options_.dims.find(unnamedDimKey(*in, i)); user != options_.dims.end()) {
-          // An unnamed dim the user sized as INPUT[AXIS]=N.
-          unknown = true;
-          dims.push_back(user->second);
-        } else {
-          unknown = true;
-          dims.push_back(i == 0 ? io.defaultDim : size);
-          any |= i > 0;
-        }
-      }
-      if (unknown && !hasSpec) {
-        rt::InputSpec spec;
-        spec.name = in->name();
-        spec.shape = dims;
-        io.specs.push_back(spec);
-      }
-    }
-    return any;
-  }
-
-  /// How an unnamed dim is named in --dim and in the report: "x[1]".
-  static std::string unnamedDimKey(const Value &in, size_t axis) { return in.name() + "[" + std::to_string(axis) + "]"; }
-
-  static const Shape *inputShape(const Value *in) {
-    if (in->isInitializer() || !in->type() || !in->type()->isTensor() || !in->type()->shape())
-      return nullptr;
-    return &*in->type()->shape();
-  }
-
-  static std::string describeDims(const Graph &graph, const rt::InputOptions &io) {
-    std::string out;
-    std::set<std::string> seen;
-    for (const Value *in : graph.inputs()) {
-      const Shape *shape = inputShape(in);
-      if (!shape)
-        continue;
-      for (size_t i = 0; i < shape->size(); ++i) {
-        const Dim &d = (*shape)[i];
-        if (d.isValue() || !seen.insert(d.isSymbol() ? d.getSymbol() : unnamedDimKey(*in, i)).second)
-          continue;
-        int64_t v = io.defaultDim;
-        if (d.isSymbol()) {
-          if (auto it = io.dims.find(d.getSymbol()); it != io.dims.end())
-            v = it->second;
-        } else {
-          for (const rt::InputSpec &spec : io.specs)
-            if (spec.name == in->name() && spec.shape && i < spec.shape->size())
-              v = (*spec.shape)[i];
-        }
-        out += (out.empty() ? "" : ", ") + (d.isSymbol() ? d.getSymbol() : unnamedDimKey(*in, i)) +
-               "=" + std::to_string(v);
-      }
-    }
-    return out;
-  }
-
-  /// Given input options, Execute: makes the inputs of every sample (seeds
-  /// seed, seed+1, ...; the caller's tensors in place of seeded ones) and
-  /// runs the reference on them, Result: false with `error` when it cannot.
-  bool recordOnce(const Model &model, rt::InputOptions io, std::string &error) {
-    const Graph &graph = *model.graph();
-    inputs_.assign(static_cast<size_t>(std::max(options_.samples, 1)), {});
-    reference_.assign(inputs_.size(), {});
-    for (size_t sample = 0; sample < inputs_.size(); ++sample) {
-      io.seed = options_.seed + sample;
-      std::vector<rt::RtValue> &inputs = inputs_[sample];
+    inputs_.clear();
+    reference_.clear();
+    // Each try makes the inputs and runs the model; the run that works is kept.
+    rt::TryInputs tryInputs = [&](const rt::InputOptions &io, std::string &why, uint64_t &progress) {
+      std::vector<rt::RtValue> inputs, outputs;
       rt::Status s = rt::makeInputs(graph, io, inputs);
       if (!s.ok()) {
-        error = "cannot make inputs: " + s.message();
+        why = "cannot make inputs: " + s.message();
         return false;
       }
-      for (const auto &[name, tensor] : options_.inputs) {
-        size_t i = 0;
-        while (i < graph.inputs().size() && graph.input(i)->name() != name)
-          ++i;
-        if (i == graph.inputs().size()) {
-          error = "a check input is named '" + name + "', which is not an input of the model";
-          return false;
-        }
-        if (inputs.size() <= i)
-          inputs.resize(i + 1);
-        inputs[i] = rt::RtValue::fromTensor(tensor);
-      }
-      if (!run(model, inputs, reference_[sample], error))
+      for (const auto &[name, tensor] : options_.inputs)
+        for (size_t i = 0; i < graph.inputs().size(); ++i)
+          if (graph.input(i)->name() == name) {
+            if (inputs.size() <= i)
+              inputs.resize(i + 1);
+            inputs[i] = rt::RtValue::fromTensor(tensor);
+          }
+      if (!run(model, inputs, outputs, why, &progress))
         return false;
-    }
+      inputs_.push_back(std::move(inputs));
+      reference_.push_back(std::move(outputs));
+      return true;
+    };
+    std::vector<rt::InputSample> samples = rt::searchInputs(graph, search, tryInputs, error);
+    if (samples.empty())
+      return false;
+    figures_.dims.clear();
+    for (const rt::InputSample &sample : samples)
+      if (!sample.description.empty())
+        figures_.dims += (figures_.dims.empty() ? "" : " | ") + sample.description;
     return true;
   }
 
@@ -269,12 +180,16 @@ private:
     return v.isTensor() && v.tensor && isFloatingPoint(v.tensor->dtype());
   }
 
+  /// Given a model and inputs, Execute: runs it, Result: false with
+  /// `error` when it fails (and how many nodes it started in `progress`).
   bool run(const Model &model, const std::vector<rt::RtValue> &inputs, std::vector<rt::RtValue> &outputs,
-           std::string &error) {
+           std::string &error, uint64_t *progress = nullptr) {
     rt::RunOptions options;
     options.cancel = &cancelled_;
     rt::Interpreter interpreter(model, rt::OpRegistry::builtin(), options);
     rt::Status s = interpreter.run(*model.graph(), inputs, outputs);
+    if (progress)
+      *progress = interpreter.stepsStarted();
     if (!s.ok()) {
       error = s.message();
       return false;

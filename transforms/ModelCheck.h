@@ -33,7 +33,9 @@ struct CheckFigures {
   /// The precisions whose tolerance was used, other than float32's, with
   /// their output counts ("float16 for 2 outputs"; empty when none).
   std::string tolerances;
-  /// The symbolic dims the inputs were made with ("batch=1, seq=1"; empty if none).
+  /// What the inputs that ran were made with, per sample ("sr=16000;
+  /// input[1]=256 | sr=8000; input[1]=256": values of branch-picking
+  /// inputs, sizes of free dims; empty if none).
   std::string dims;
 };
 
@@ -69,14 +71,18 @@ struct ModelCheckOptions {
   /// Sizes to try first, in order, for every symbolic or unknown dim the
   /// user did not size, except dims that lead an input's shape (the batch,
   /// by every exporter's convention), which keep defaultDim; then the dims
-  /// as given. A 1x1 image exercises little of a model and a pooling window
-  /// may not fit it; the dims used are reported in figures().
+  /// as given, then a search dim by dim (runtime/InputSearch.h). A 1x1
+  /// image exercises little of a model and a pooling window may not fit it.
+  /// Integer inputs compared with constants get those values (one sample
+  /// per combination), index inputs stay inside what they index, masks are
+  /// ones; what ran is reported in figures().dims.
   std::vector<int64_t> preferredDims;
   /// Per-input shapes, dtypes, ranges or values from a models.json-style file
   /// (runtime/Inputs.h loadInputSpecs), entry `specModel`; empty = none.
   std::string specFile;
   std::string specModel;
-  /// Samples of inputs, seeds seed, seed+1, ... (each compared).
+  /// Samples of inputs, seeds seed, seed+1, ... (each compared; more when
+  /// the model's integer inputs pick branches).
   int samples = 1;
   /// Inputs given by the caller (real data), used in place of seeded ones.
   std::map<std::string, std::shared_ptr<const Tensor>> inputs;
