@@ -23,6 +23,7 @@
 #include "onnxslim/onnxslim.h"
 
 #include "ir/OpSchema.h"
+#include "ir/ShapeInference.h"
 #include "ir/Validate.h"
 #include "ir/Verifier.h"
 #include "runtime/Compare.h"
@@ -485,6 +486,19 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
     return finish(Status::error(name + ": " + error));
   if (!applyInputShapes(model, *shapes, error))
     return finish(Status::error(name + ": " + error));
+  // Pinned shapes that the graph cannot take (a MatMul's inner dims, dims
+  // that do not broadcast) would give a model no runtime loads.
+  if (!shapes->empty() && report.inputValid) {
+    std::vector<std::string> contradictions;
+    inferTypesFromOps(model, &contradictions);
+    if (!contradictions.empty()) {
+      std::string pinned;
+      for (const std::string &flag : options.inputShapes)
+        pinned += (pinned.empty() ? "" : " ") + flag;
+      return finish(Status::error(name + ": --input-shapes " + pinned + " contradicts the graph: " +
+                                  contradictions.front() + " (nothing written)"));
+    }
+  }
   if (autoCheck) {
     // The default check runs when it is cheap and possible; otherwise it says why not.
     report.modelCheckSkipped = modelCheckUnsupportedReason(model, options.modelCheckBudget);

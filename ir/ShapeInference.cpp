@@ -620,7 +620,7 @@ std::optional<Type> inferNodeResultType(const Node &node, size_t resultIndex,
   return f.toType();
 }
 
-std::unordered_map<const Value *, Type> inferTypesFromOps(const Model &model) {
+std::unordered_map<const Value *, Type> inferTypesFromOps(const Model &model, std::vector<std::string> *contradictions) {
   std::unordered_map<const Value *, Type> out;
   if (!model.graph())
     return out;
@@ -629,8 +629,10 @@ std::unordered_map<const Value *, Type> inferTypesFromOps(const Model &model) {
   // The Impl holds the model mutably for run()'s write-back, which is not
   // called here: only its own tables change.
   ShapeInferencer::Impl impl(const_cast<Model *>(&model), options);
-  impl.quietDepth = 1; // warnings are the shape-inference pass's to give
+  impl.quietDepth = contradictions ? 0 : 1; // else warnings are the shape-inference pass's to give
   impl.inferMainGraph(*const_cast<Graph *>(model.graph()));
+  if (contradictions)
+    *contradictions = impl.warnings;
   for (const auto &[v, f] : impl.facts)
     if (f.type)
       out.emplace(v, f.toType());

@@ -121,7 +121,7 @@ public:
 private:
   struct Impl;
   friend std::optional<Type> inferNodeResultType(const Node &, size_t, std::vector<std::string> *);
-  friend std::unordered_map<const Value *, Type> inferTypesFromOps(const Model &);
+  friend std::unordered_map<const Value *, Type> inferTypesFromOps(const Model &, std::vector<std::string> *);
   std::unique_ptr<Impl> impl_;
 };
 
@@ -135,8 +135,13 @@ ShapeInferenceResult inferShapes(Model &model, const ShapeInferenceOptions &opti
 /// used only where nothing is inferred for it, so that one wrong
 /// declaration does not spread to the values computed from it). Values
 /// nothing is known about are absent. Writes nothing. The validator
-/// (ir/Validate.h) compares the declared types with these.
-std::unordered_map<const Value *, Type> inferTypesFromOps(const Model &model);
+/// (ir/Validate.h) compares the declared types with these. With
+/// `contradictions`, also the nodes whose operands' known dims or types
+/// contradict the op (MatMul inner dims 5 and 3, dims that do not
+/// broadcast...), one line each naming the node: ONNX Runtime refuses such
+/// a model at load.
+std::unordered_map<const Value *, Type> inferTypesFromOps(const Model &model,
+                                                          std::vector<std::string> *contradictions = nullptr);
 
 /// Given one node, Result: result `resultIndex`'s type inferred from its
 /// operands' current types and constant data (initializers, Constant nodes;

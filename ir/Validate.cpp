@@ -104,7 +104,10 @@ public:
       checkGraph(*g, path);
       // Types are inferred only over a model sound in every other way.
       if (diags_.empty()) {
-        inferred_ = inferTypesFromOps(model_);
+        std::vector<std::string> contradictions;
+        inferred_ = inferTypesFromOps(model_, &contradictions);
+        for (const std::string &c : contradictions)
+          report("", "shapes or types contradict the op: " + c);
         checkDeclaredTypes(*g, path);
       }
     } else {

@@ -369,7 +369,10 @@ void inferBatchNorm(InferContext &ctx) {
     ctx.fail("input must have rank >= 2");
     return;
   }
-  for (size_t i = 1; i < 5 && i < ctx.numInputs(); ++i)
+  // Before opset 9, spatial = 0 takes per-activation statistics: operands
+  // of X's shape without the batch dim, not of [C].
+  bool perActivation = ctx.opset() < 9 && ctx.node().attrInt("spatial", 1) == 0;
+  for (size_t i = 1; i < 5 && i < ctx.numInputs() && !perActivation; ++i)
     if (const SymShape *p = ctx.shape(i); p && x) {
       if (p->size() != 1 || provablyDifferent((*p)[0], c)) {
         ctx.fail("operand " + std::to_string(i) + " " + str(*p) + " does not match channels " +
