@@ -444,6 +444,7 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   if (!shapes)
     return finish(shapes.status());
   bool autoCheck = !given && options.modelCheck == ModelCheckMode::Auto;
+  std::string runUnavailable; // why the default check cannot run the models ("" when it can)
   if (autoCheck || options.modelCheck == ModelCheckMode::Require || options.modelCheck == ModelCheckMode::EachPass) {
     ModelCheckOptions check;
     check.dims = options.checkDims;
@@ -501,8 +502,11 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   }
   if (autoCheck) {
     // The default check runs when it is cheap and possible; otherwise it says why not.
-    report.modelCheckSkipped = modelCheckUnsupportedReason(model, options.modelCheckBudget);
-    pm.setModelCheck(report.modelCheckSkipped.empty(), /*bestEffort=*/true);
+    // A model the interpreter cannot run is still proven when every rewrite
+    // is exact by construction; otherwise the check says why it was skipped.
+    runUnavailable = modelCheckUnsupportedReason(model, options.modelCheckBudget);
+    pm.setModelCheck(true, /*bestEffort=*/true);
+    pm.setModelRunUnavailable(runUnavailable);
   }
 
   // 4. The passes. The default pipeline ends by recording the inferred types
@@ -537,7 +541,7 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
     std::vector<std::string> keep;
     bool required = options.modelCheck == ModelCheckMode::Require || options.modelCheck == ModelCheckMode::EachPass;
     if (options.floatType == "float16" && options.float16Fallback && options.keepIOTypes &&
-        (required || (options.modelCheck == ModelCheckMode::Auto && report.modelCheckSkipped.empty())))
+        (required || (options.modelCheck == ModelCheckMode::Auto && runUnavailable.empty())))
       keep = float16Fallback(model, options, registry, check, report, log);
     PassManagerOptions convertOptions = passManagerOptions(options, log);
     convertOptions.undoFaultyRewrites = false; // a conversion out of tolerance fails (the user asked for it)
@@ -568,7 +572,7 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   for (const UndoneRewrite &u : run.undone)
     report.undoneRewrites.push_back(
         {u.rewrite.pass, u.rewrite.pattern, u.rewrite.root, u.rewrite.round, u.difference});
-  if (report.modelCheckSkipped.empty() && autoCheck)
+  if (autoCheck)
     report.modelCheckSkipped = run.modelCheckSkipped;
   for (const std::string &w : pm.context().warnings())
     report.warnings.push_back(w);

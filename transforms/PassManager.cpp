@@ -383,7 +383,8 @@ bool PassManager::run(Model &model, std::string &error) {
     return false;
   auto start = std::chrono::steady_clock::now();
   bool checking = (options_.modelCheck || options_.modelCheckEach);
-  if (checking && !checker_) {
+  bool canRun = options_.modelRunUnavailable.empty();
+  if (checking && canRun && !checker_) {
     error = "--model-check needs the runtime's output checker, which is not available";
     return false;
   }
@@ -398,13 +399,16 @@ bool PassManager::run(Model &model, std::string &error) {
   std::string referenceError;
   std::unique_ptr<Model> referenceModel;
   std::future<bool> reference;
-  if (checking && !options_.modelCheckEach)
+  if (checking && canRun && !options_.modelCheckEach)
     referenceModel = cloneModel(model);
   if (referenceModel) {
     reference = std::async(std::launch::async, [&] {
       return checker_->recordReference(*referenceModel, referenceError);
     });
-  } else if (checking && !checker_->recordReference(model, referenceError)) {
+  } else if (checking && !canRun && options_.modelCheckEach) {
+    error = "--model-check-each cannot run the model: " + options_.modelRunUnavailable;
+    return false;
+  } else if (checking && canRun && !checker_->recordReference(model, referenceError)) {
     if (!referenceRecorded(false, referenceError, error))
       return false;
     checking = false;
@@ -437,6 +441,16 @@ bool PassManager::run(Model &model, std::string &error) {
     report_.checkFigures.outputs = model.graph() ? model.graph()->numOutputs() : 0;
     report_.checkFigures.seconds = secondsSince(checkStart);
     totalSeconds_ += report_.checkFigures.seconds;
+    return true;
+  }
+  if (checking && !canRun && options_.modelCheck) {
+    // Nothing can run: a structural proof was the only way.
+    if (!options_.modelCheckBestEffort) {
+      error = "model check: cannot run the model (" + options_.modelRunUnavailable + ") and " +
+              std::to_string(rewrites.inexactCount()) + " rewrite(s) are not exact by construction";
+      return false;
+    }
+    report_.modelCheckSkipped = options_.modelRunUnavailable;
     return true;
   }
   if (reference.valid() && !referenceRecorded(reference.get(), referenceError, error))

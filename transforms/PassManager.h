@@ -67,6 +67,12 @@ struct PassManagerOptions {
   /// the run instead (a conversion the user asked for, such as --dtype,
   /// is not silently dropped).
   bool undoFaultyRewrites = true;
+  /// Why the models cannot be run for the check ("" when they can: the
+  /// constants pass the default check's budget, an op has no deterministic
+  /// kernel...). The final check then proves the model structurally when
+  /// every rewrite is exact by construction, and is otherwise skipped with
+  /// this reason (best effort) or fails.
+  std::string modelRunUnavailable;
   /// The default check (on unless asked otherwise): when the input model
   /// cannot run in the interpreter, the check is skipped with a note in the
   /// report instead of failing the run.
@@ -144,6 +150,9 @@ public:
     options_.modelCheck = on;
     options_.modelCheckBestEffort = bestEffort;
   }
+  /// Given why the models cannot be run for the check ("" = they can),
+  /// Execute: sets PassManagerOptions::modelRunUnavailable.
+  void setModelRunUnavailable(std::string why) { options_.modelRunUnavailable = std::move(why); }
   /// Given a model check, Execute: with verifyEach, runs it after every pass.
   void setValidateEach(std::function<std::vector<std::string>(const Model &)> fn) {
     options_.validateEach = std::move(fn);
