@@ -1,8 +1,9 @@
 //===- transforms/ModelCheck.cpp - Numerical safety net for passes --------===//
 //
-// The runtime-backed OutputChecker: seeded inputs from runtime/Inputs (made
-// once from the input model's graph inputs, which no pass may change), runs
-// in runtime/Interpreter, comparisons by runtime/Compare.
+// The runtime-backed OutputChecker: inputs found once for the input model
+// (runtime/InputSearch over runtime/Inputs: the graph inputs, which no pass
+// may change), runs in runtime/Interpreter, comparisons by runtime/Compare
+// with each output's precision's tolerance.
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/ModelCheck.h"
@@ -17,10 +18,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <map>
-#include <set>
 
 namespace onnxslim {
 
@@ -36,7 +35,7 @@ public:
     auto start = std::chrono::steady_clock::now();
     if (model.graph())
       precisions_ = rt::outputPrecisions(*model.graph());
-    bool ok = recordWithFallbacks(model, error);
+    bool ok = recordOnFoundInputs(model, error);
     figures_.seconds += secondsSince(start);
     return ok;
   }
@@ -57,12 +56,12 @@ private:
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
-  /// Given the input model, Execute: finds inputs it runs on
+  /// Given the input model, Execute: finds the inputs it runs on
   /// (runtime/InputSearch.h: the values its integer inputs are compared
   /// with, one sample per combination; index ranges; masks of ones; sizes
   /// of the free dims) and records its outputs on them, Result: false with
   /// `error` when no sample runs.
-  bool recordWithFallbacks(const Model &model, std::string &error) {
+  bool recordOnFoundInputs(const Model &model, std::string &error) {
     if (!model.graph()) {
       error = "the model has no graph";
       return false;
