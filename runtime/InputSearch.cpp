@@ -94,6 +94,8 @@ void readUses(const Value *v, const std::string &name, InputHints &hints, int de
         auto it = hints.indexLimit.find(name);
         hints.indexLimit[name] = it == hints.indexLimit.end() ? *size : std::min(it->second, *size);
       }
+    } else if (op == "Where" && at == 0) {
+      hints.masks.insert(name); // a condition: ones keep every value visible
     } else if (passesValuesThrough(*n) && at == 0) {
       for (const Value *r : n->results())
         if (r)
@@ -333,7 +335,7 @@ InputHints readInputHints(const Graph &graph) {
     std::optional<DataType> dt =
         in->type() && in->type()->isTensor() && in->type()->hasElemType ? std::optional(in->type()->elemType())
                                                                           : std::nullopt;
-    if (dt && isInteger(*dt))
+    if (dt && (isInteger(*dt) || *dt == DataType::Bool))
       readUses(in, in->name(), hints, 0);
   }
   return hints;

@@ -12,9 +12,9 @@
 //    subgraphs included) is given each of those constants and, by
 //    searchInputs, one less than the smallest (the other side of every such
 //    comparison), one sample per combination (at most
-//    kMaxDecisionSamples); one used as Gather indices
-//    gets values inside the gathered dim; one whose name says mask gets
-//    ones;
+//    kMaxDecisionSamples); one used as Gather indices gets values inside
+//    the gathered dim; one whose name says mask, and an integer or bool
+//    input used as a Where condition, gets ones;
 //  - searchInputs: for each sample, the free dims (symbolic or unnamed
 //    input dims the caller did not size) are sized by trying, in order,
 //    each preferred size for every non-leading dim (leading, batch dims
@@ -47,7 +47,8 @@ struct InputHints {
   /// Integer inputs used as Gather indices: the gathered dim's size (the
   /// smallest over the uses); values go in [0, size - 1].
   std::map<std::string, int64_t> indexLimit;
-  /// Inputs whose name says they are a mask: filled with ones.
+  /// Inputs whose name says they are a mask, and integer or bool inputs
+  /// used as a Where condition: filled with ones.
   std::set<std::string> masks;
 };
 

@@ -17,10 +17,10 @@
 // (otherwise declined, with the reason under --debug-only):
 //   - the model's default-domain opset is >= 20 (the opset is never raised);
 //   - the constants are single-element constants holding sqrt(2),
-//     1/sqrt(2), 1, 0.5, 0.044715, sqrt(2/pi) and 3 for the exponent as
-//     their element type holds them (within 2 units in its last place: a
-//     constant written 1.00009 is not 1, and Gelu would change the results
-//     by more than the model check accepts);
+//     1/sqrt(2), 1, 0.5, 0.044715, sqrt(2/pi) and 3 for the exponent, to
+//     a tenth of the model check's relative tolerance for their type
+//     (nearConstant: sqrt(2) written 1.41421 is it; 1.00009 is not 1, and
+//     Gelu would change the results by more than the check accepts);
 //   - every intermediate value is read only inside the pattern and is not
 //     a graph output;
 //   - no constant has a rank above x's (a one-element constant of shape
@@ -39,7 +39,7 @@ namespace onnxslim {
 
 namespace {
 
-/// Whether `v` is a single-element constant holding `c` (nearInUlps).
+/// Whether `v` is a single-element constant holding `c` (nearConstant).
 bool isNear(const Value *v, double c) {
   TensorPtr t = constantTensor(v);
   if (!t || t->numElements() != 1)
@@ -51,7 +51,7 @@ bool isNear(const Value *v, double c) {
       return false;
     d = std::vector<double>{static_cast<double>((*i)[0])};
   }
-  return nearInUlps((*d)[0], c, t->dtype());
+  return nearConstant((*d)[0], c, t->dtype());
 }
 
 /// For a binary default-domain `op` node `n` with a constant near `c` on

@@ -7,10 +7,12 @@
 //===----------------------------------------------------------------------===//
 #include "transforms/fusion/FusionUtils.h"
 
+#include "runtime/Compare.h"
 #include "runtime/Float16.h"
 #include "transforms/PatternMatch.h"
 #include "transforms/ValueUtils.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace onnxslim {
@@ -78,7 +80,7 @@ TensorPtr fromDoubles(DataType dtype, std::vector<int64_t> dims, const std::vect
   }
 }
 
-bool nearInUlps(double x, double c, DataType t, int ulps) {
+bool nearConstant(double x, double c, DataType t) {
   int mantissa = t == DataType::Double     ? 52
                  : t == DataType::Float    ? 23
                  : t == DataType::Float16  ? 10
@@ -88,7 +90,9 @@ bool nearInUlps(double x, double c, DataType t, int ulps) {
     return x == c;
   int e = 0;
   std::frexp(std::fabs(c), &e); // |c| = f * 2^e, f in [0.5, 1)
-  return std::fabs(x - c) <= ulps * std::ldexp(1.0, e - 1 - mantissa);
+  double ulps = 2 * std::ldexp(1.0, e - 1 - mantissa);
+  double share = rt::toleranceFor(t).rtol / 10 * std::fabs(c);
+  return std::fabs(x - c) <= std::max(ulps, share);
 }
 
 std::optional<std::vector<double>> constantDoubles(const Value *value) {

@@ -48,12 +48,14 @@ std::optional<std::vector<double>> toDoubles(const Tensor &tensor);
 TensorPtr fromDoubles(DataType dtype, std::vector<int64_t> dims, const std::vector<double> &values);
 
 /// Given a number read from a constant of element type `t` and the exact
-/// value `c` a pattern expects, Result: whether the constant is `c` as `t`
-/// holds it: within `ulps` units in the last place of `t` at `c` (exporters
-/// round or compute such constants in the model's type; a constant farther
-/// off changes the results by more than the model check accepts for `t`).
-/// Integer types: exactly.
-bool nearInUlps(double x, double c, DataType t, int ulps = 2);
+/// value `c` a pattern expects, Result: whether the constant may stand for
+/// `c`: within a tenth of the model check's relative tolerance for `t`
+/// (runtime/Compare.h: 1e-5 for float32, 1e-3 for float16), and at least
+/// within 2 units in the last place of `t`. Exporters round or write such
+/// constants (sqrt(2) as 1.41421); one farther off (1.00009 for 1) would
+/// move the results by more than the check accepts once amplified by the
+/// layers after it. Integer types: exactly.
+bool nearConstant(double x, double c, DataType t);
 
 /// Given a constant value, Result: its elements as doubles (see toDoubles),
 /// or nullopt when it is no floating constant.
