@@ -10,10 +10,13 @@
 //      invalid model is refused unless allowInvalid);
 //   3. graph surgery (inputs/outputs cut at named values), input shapes
 //      pinned, the model check set up (by default when the model is small
-//      enough and runs in the interpreter);
+//      enough and runs in the interpreter: the policy is
+//      transforms/CheckPolicy.h, given the options as a CheckRequest);
 //   4. the passes (transforms/PassManager.h), then, for the default pipeline,
 //      the inferred types recorded as value_info (with a target opset, a
-//      conversion that declines is an error before any pass runs);
+//      conversion that declines is an error before any pass runs); with a
+//      float type, its conversion (float16 compared with the float32 model,
+//      transforms/Float16Fallback.h);
 //   5. the result validated again (a valid input must give a valid output).
 //
 // Nothing is printed unless OptimizeOptions::log is set: warnings, timings
@@ -26,9 +29,9 @@
 #include "ir/ShapeInference.h"
 #include "ir/Validate.h"
 #include "ir/Verifier.h"
-#include "runtime/Compare.h"
+#include "transforms/CheckPolicy.h"
 #include "transforms/Clone.h"
-#include "transforms/ModelCheck.h"
+#include "transforms/Float16Fallback.h"
 #include "transforms/PassManager.h"
 #include "transforms/Passes.h"
 #include "transforms/ShapeInferencePass.h"
@@ -37,7 +40,6 @@
 #include <algorithm>
 #include <chrono>
 #include <sstream>
-#include <unordered_set>
 
 namespace onnxslim {
 
@@ -119,7 +121,24 @@ Result<std::map<std::string, Shape>> inputShapesFor(const OptimizeOptions &optio
   return shapes;
 }
 
-PassManagerOptions passManagerOptions(const OptimizeOptions &options, std::ostream &log) {
+/// The model check's request (transforms/CheckPolicy.h decides from it).
+CheckRequest checkRequest(const OptimizeOptions &options) {
+  CheckRequest request;
+  request.mode = options.modelCheck == ModelCheckMode::Require    ? CheckMode::Require
+                 : options.modelCheck == ModelCheckMode::Off      ? CheckMode::Off
+                 : options.modelCheck == ModelCheckMode::EachPass ? CheckMode::EachPass
+                                                                  : CheckMode::Auto;
+  request.pipelineGiven = options.pipeline.has_value();
+  request.budgetBytes = options.modelCheckBudget;
+  request.inputs.dims = options.checkDims;
+  request.inputs.specFile = options.checkSpecFile;
+  request.inputs.specModel = options.checkSpecModel;
+  request.inputs.samples = options.checkSamples;
+  request.inputs.inputs = options.checkInputs;
+  return request;
+}
+
+PassManagerOptions passManagerOptions(const OptimizeOptions &options, const CheckPolicy &policy, std::ostream &log) {
   PassManagerOptions pm;
   pm.printIRBefore = options.printIRBefore;
   pm.printIRAfter = options.printIRAfter;
@@ -129,8 +148,7 @@ PassManagerOptions passManagerOptions(const OptimizeOptions &options, std::ostre
   pm.printLargeConstants = options.printLargeConstants;
   pm.verifyEach = options.verifyEach;
   pm.debugOnly = options.debugOnly;
-  pm.modelCheck = options.modelCheck == ModelCheckMode::Require;
-  pm.modelCheckEach = options.modelCheck == ModelCheckMode::EachPass;
+  policy.configure(pm);
   pm.log = &log;
   if (options.onPassStart) {
     auto start = std::chrono::steady_clock::now();
@@ -184,74 +202,9 @@ void fillPassReports(const PassManager &pm, OptimizeReport &report) {
 /// The pass of OptimizeOptions::floatType, keeping the named nodes in
 /// float32; kAfterFloatType runs after it, once.
 std::unique_ptr<Pass> floatTypePass(const OptimizeOptions &options, const std::vector<std::string> &keepNodes) {
-  std::unique_ptr<Pass> pass = createConvertFloatTypePass();
-  std::string error;
-  pass->setOption("to", options.floatType, error); // checked by checkOptions
-  pass->setOption("keep-io-types", options.keepIOTypes ? "true" : "false", error);
-  for (const std::string &name : keepNodes)
-    pass->setOption("keep-node", name, error);
-  return pass;
+  return createConvertFloatTypePass(options.floatType, options.keepIOTypes, keepNodes); // checked by checkOptions
 }
 constexpr std::string_view kAfterFloatType = "eliminate-dead-nodes,eliminate-unused-initializers";
-
-/// The comparison after a float type conversion (the converted model's
-/// outputs are computed in float16, so they are compared with float16's
-/// tolerance of runtime/Compare.h).
-ModelCheckOptions float16Check(const OptimizeOptions &options) {
-  ModelCheckOptions check;
-  check.dims = options.checkDims;
-  check.specFile = options.checkSpecFile;
-  check.specModel = options.checkSpecModel;
-  check.preferredDims = {32, 64, 512};
-  check.samples = std::max(1, options.checkSamples);
-  for (const auto &[input, tensor] : options.checkInputs)
-    check.inputs[input] = tensor;
-  return check;
-}
-
-/// The main-graph nodes whose float16 rounding changes a decision rather
-/// than a value: float comparisons (Equal, Less, Greater...), ArgMax/ArgMin
-/// and TopK, with the chain of nodes computing their float operands back to
-/// and including the nearest node with a weight (a float initializer of more
-/// than one element: Conv, MatMul...). A peak mask Equal(MaxPool(s), s) finds
-/// two peaks where two neighbours of s round to the same float16.
-std::vector<Node *> decisionChains(Graph &graph) {
-  static constexpr std::string_view kDecisions[] = {"ArgMax", "ArgMin", "Equal", "Greater", "GreaterOrEqual",
-                                                    "Less", "LessOrEqual", "TopK"};
-  auto isFloat = [](const Value *v) {
-    return v && v->type() && v->type()->isTensor() && v->type()->elemType() == DataType::Float;
-  };
-  auto isDecision = [](const Node *n) {
-    return n->isDefaultDomain() &&
-           std::find(std::begin(kDecisions), std::end(kDecisions), n->opType()) != std::end(kDecisions);
-  };
-  std::unordered_set<Node *> kept;
-  std::vector<Node *> work;
-  for (Node *n : graph.nodes())
-    if (isDecision(n))
-      for (Value *v : n->operands())
-        if (isFloat(v) && kept.insert(n).second)
-          work.push_back(n);
-  while (!work.empty()) {
-    Node *n = work.back();
-    work.pop_back();
-    bool weighted = false;
-    for (Value *v : n->operands())
-      weighted = weighted || (v && v->initializer() && v->initializer()->dtype() == DataType::Float &&
-                              v->initializer()->numElements() > 1);
-    if (weighted && !isDecision(n))
-      continue; // the nearest weight: kept, not walked past
-    for (Value *v : n->operands())
-      if (Node *def = v ? v->definingNode() : nullptr; def && isFloat(v) && def->graph() == &graph &&
-                                                       kept.insert(def).second)
-        work.push_back(def);
-  }
-  std::vector<Node *> out;
-  for (Node *n : graph.nodes())
-    if (kept.count(n))
-      out.push_back(n);
-  return out;
-}
 
 /// Given the warnings of a run, Result: the reason of convert-opset's
 /// decline ("" when it did not decline), without the note that the model
@@ -287,92 +240,6 @@ std::string conversionDeclined(const Model &model, int64_t opset, const PassRegi
   return copy->opsetVersion("") == opset ? "" : declineReason(pm.context().warnings());
 }
 
-/// Given the float32 model after the pipeline, Execute: converts copies of
-/// it to float16 and compares them with it in the interpreter. When the
-/// whole conversion leaves the tolerance, keeps in float32 the decision
-/// chains (decisionChains) and the shortest prefix (in program order) of
-/// the main graph's nodes that brings the outputs within it (binary
-/// search). A rounding error made early grows through every later layer,
-/// and early layers carry few weights, so the prefix is short and most
-/// bytes still halve. Unnamed nodes kept are named. Result: the nodes to
-/// keep (none when the whole conversion is within tolerance, or when even
-/// all float32 is not: then a warning says so).
-std::vector<std::string> float16Fallback(Model &model, const OptimizeOptions &options, const PassRegistry &registry,
-                                         const ModelCheckOptions &check, OptimizeReport &report, std::ostream &log) {
-  std::vector<std::string> &warnings = report.warnings;
-  auto warn = [&](std::string message) {
-    log << "onnxslim: warning: " << message << "\n";
-    warnings.push_back(std::move(message));
-  };
-  std::unique_ptr<OutputChecker> checker = createRuntimeOutputChecker(check);
-  std::string error;
-  if (!checker->recordReference(model, error)) {
-    warn("float16 accuracy not checked: the model does not run in the interpreter: " + error);
-    return {};
-  }
-  std::vector<std::string> chains, prefix;
-  // Given a prefix length, Result: whether keeping the chains and the
-  // prefix brings the converted copy's outputs within tolerance (`why`
-  // says how far they are otherwise).
-  auto within = [&](size_t length, std::string &why) {
-    std::unique_ptr<Model> copy = cloneModel(model);
-    PassManagerOptions quiet; // no printing, no check of its own
-    quiet.log = &nullStream();
-    PassManager pm(registry, quiet);
-    std::vector<std::string> keep = chains;
-    keep.insert(keep.end(), prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(length));
-    pm.addPass(floatTypePass(options, keep));
-    pm.setMaxRounds(1);
-    std::string err;
-    return pm.run(*copy, err) && checker->matchesReference(*copy, why);
-  };
-  std::string why;
-  report.float16Compared = true;
-  if (within(0, why))
-    return {};
-  std::vector<Node *> named; // unnamed nodes named for the search
-  auto nameOf = [&](Node *n) {
-    if (n->name().empty()) {
-      n->setName(model.names().fresh(n->opType()));
-      named.push_back(n);
-    }
-    return n->name();
-  };
-  for (Node *n : decisionChains(*model.graph()))
-    chains.push_back(nameOf(n));
-  for (Node *n : model.graph()->nodes())
-    prefix.push_back(nameOf(n));
-  std::string allWhy;
-  if (!within(prefix.size(), allWhy)) {
-    warn("float16 outputs differ beyond float16's tolerance (" + rt::describe(rt::toleranceFor(DataType::Float16)) +
-         ") even with every node kept in float32:\n" + allWhy);
-    report.float16Compared = false;
-    for (Node *n : named)
-      n->setName("");
-    return {};
-  }
-  size_t lo = 0, hi = prefix.size(); // within(hi) holds; within(lo) does not, or lo is 0
-  std::string ignored;
-  if (within(0, ignored))
-    hi = 0;
-  while (hi - lo > 1) {
-    size_t mid = lo + (hi - lo) / 2;
-    (within(mid, ignored) ? hi : lo) = mid;
-  }
-  warn("float16 outputs differ beyond float16's tolerance (" + rt::describe(rt::toleranceFor(DataType::Float16)) +
-       "):\n" + why +
-       "float32 kept for " + std::to_string(chains.size()) + " node(s) deciding comparisons and the first " +
-       std::to_string(hi) + " of " + std::to_string(prefix.size()) + " nodes");
-  prefix.resize(hi);
-  chains.insert(chains.end(), prefix.begin(), prefix.end());
-  report.float16KeptNodes = chains.size();
-  std::unordered_set<std::string> keep(chains.begin(), chains.end());
-  for (Node *n : named)
-    if (!keep.count(n->name()))
-      n->setName(""); // not kept: as it was
-  return chains;
-}
-
 } // namespace
 
 std::string defaultPipelineFor(std::string_view target) {
@@ -404,7 +271,7 @@ Status checkOptions(const OptimizeOptions &options) {
   Result<std::string> pipeline = pipelineFor(options, registry);
   if (!pipeline)
     return pipeline.status();
-  PassManager pm(registry, passManagerOptions(options, nullStream()));
+  PassManager pm(registry, passManagerOptions(options, CheckPolicy(checkRequest(options)), nullStream()));
   std::string error;
   if (!pm.parsePipeline(*pipeline, error) || !pm.checkNames(error))
     return Status::error(error);
@@ -433,7 +300,8 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   if (!pipeline)
     return finish(pipeline.status());
   std::ostream &log = options.log ? *options.log : nullStream();
-  PassManager pm(registry, passManagerOptions(options, log));
+  CheckPolicy policy(checkRequest(options));
+  PassManager pm(registry, passManagerOptions(options, policy, log));
   std::string error;
   if (!pm.parsePipeline(*pipeline, error))
     return finish(Status::error(error));
@@ -443,21 +311,7 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   Result<std::map<std::string, Shape>> shapes = inputShapesFor(options);
   if (!shapes)
     return finish(shapes.status());
-  bool autoCheck = !given && options.modelCheck == ModelCheckMode::Auto;
-  std::string runUnavailable; // why the default check cannot run the models ("" when it can)
-  if (autoCheck || options.modelCheck == ModelCheckMode::Require || options.modelCheck == ModelCheckMode::EachPass) {
-    ModelCheckOptions check;
-    check.dims = options.checkDims;
-    check.specFile = options.checkSpecFile;
-    check.specModel = options.checkSpecModel;
-    // Dims the user did not size are tried at 32, 64, 512 and then 1 (the
-    // leading, batch dim stays 1): a 1x1 image exercises little and a
-    // pooling window may not fit it. The report says which were used.
-    check.preferredDims = {32, 64, 512};
-    check.samples = options.checkSamples;
-    check.inputs = options.checkInputs;
-    pm.setOutputChecker(createRuntimeOutputChecker(check));
-  }
+  policy.attach(pm);
 
   // 2. The input: IR invariants, then the ONNX spec.
   if (std::vector<std::string> broken = verify(model, 1); !broken.empty())
@@ -500,14 +354,7 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
                                   contradictions.front() + " (nothing written)"));
     }
   }
-  if (autoCheck) {
-    // The default check runs when it is cheap and possible; otherwise it says why not.
-    // A model the interpreter cannot run is still proven when every rewrite
-    // is exact by construction; otherwise the check says why it was skipped.
-    runUnavailable = modelCheckUnsupportedReason(model, options.modelCheckBudget);
-    pm.setModelCheck(true, /*bestEffort=*/true);
-    pm.setModelRunUnavailable(runUnavailable);
-  }
+  report.modelCheckSkipped = policy.decide(model, pm);
 
   // 4. The passes. The default pipeline ends by recording the inferred types
   // as value_info (a given pipeline names infer-shapes{value-info=true}
@@ -534,24 +381,27 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   // 4b. The float type, once, after the fixed point; its model check (when
   // required) uses float16 tolerances against the model before it. float16
   // is also compared by default (when the check can run), and where its
-  // outputs leave the tolerance, float32 is kept where it is needed.
+  // outputs leave the tolerance, float32 is kept where it is needed
+  // (transforms/Float16Fallback.h).
   std::unique_ptr<PassManager> convert;
   if (ok && !options.floatType.empty()) {
-    ModelCheckOptions check = float16Check(options);
     std::vector<std::string> keep;
-    bool required = options.modelCheck == ModelCheckMode::Require || options.modelCheck == ModelCheckMode::EachPass;
-    if (options.floatType == "float16" && options.float16Fallback && options.keepIOTypes &&
-        (required || (options.modelCheck == ModelCheckMode::Auto && runUnavailable.empty())))
-      keep = float16Fallback(model, options, registry, check, report, log);
-    PassManagerOptions convertOptions = passManagerOptions(options, log);
+    if (options.floatType == "float16" && options.float16Fallback && options.keepIOTypes && policy.comparesFloat16()) {
+      Float16Fallback fallback = float16Fallback(model, registry, policy.checkOptions(), log);
+      report.float16Compared = fallback.compared;
+      report.float16KeptNodes = fallback.keepNodes.size();
+      report.warnings.insert(report.warnings.end(), fallback.warnings.begin(), fallback.warnings.end());
+      keep = std::move(fallback.keepNodes);
+    }
+    PassManagerOptions convertOptions = passManagerOptions(options, policy, log);
     convertOptions.undoFaultyRewrites = false; // a conversion out of tolerance fails (the user asked for it)
     convert = std::make_unique<PassManager>(registry, convertOptions);
     convert->addPass(floatTypePass(options, keep));
     if (!convert->parsePipeline(kAfterFloatType, error))
       return finish(Status::error(error));
     convert->setMaxRounds(1);
-    if (required)
-      convert->setOutputChecker(createRuntimeOutputChecker(check));
+    if (std::unique_ptr<OutputChecker> checker = policy.conversionChecker())
+      convert->setOutputChecker(std::move(checker));
     ok = convert->run(model, error);
   }
   if (ok && !given) {
@@ -572,8 +422,7 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   for (const UndoneRewrite &u : run.undone)
     report.undoneRewrites.push_back(
         {u.rewrite.pass, u.rewrite.pattern, u.rewrite.root, u.rewrite.round, u.difference});
-  if (autoCheck)
-    report.modelCheckSkipped = run.modelCheckSkipped;
+  report.modelCheckSkipped = policy.skippedReason(run);
   for (const std::string &w : pm.context().warnings())
     report.warnings.push_back(w);
   fillPassReports(pm, report);

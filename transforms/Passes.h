@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace onnxslim {
 
@@ -41,6 +42,11 @@ std::unique_ptr<Pass> createFuseRotaryEmbeddingPass();
 std::unique_ptr<Pass> createFuseGeluPass();
 std::unique_ptr<Pass> createFuseConvReluPass();
 std::unique_ptr<Pass> createConvertFloatTypePass();
+/// Given the type to convert to ("float16" or "float32"), whether the main
+/// graph's inputs and outputs keep their types, and nodes to keep as they
+/// are, Result: convert-float-type{to=... keep-io-types=... keep-node=...}.
+std::unique_ptr<Pass> createConvertFloatTypePass(std::string_view to, bool keepIOTypes,
+                                                 const std::vector<std::string> &keepNodes);
 std::unique_ptr<Pass> createConvertOpsetPass();
 
 /// Given a registry, Execute: registers the cleanup passes (dead nodes,

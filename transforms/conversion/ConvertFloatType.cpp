@@ -124,6 +124,7 @@
 #include "transforms/ValueUtils.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -764,5 +765,17 @@ bool ConvertFloatTypePass::run(Model &model, PassContext &context) {
 } // namespace
 
 std::unique_ptr<Pass> createConvertFloatTypePass() { return std::make_unique<ConvertFloatTypePass>(); }
+
+std::unique_ptr<Pass> createConvertFloatTypePass(std::string_view to, bool keepIOTypes,
+                                                 const std::vector<std::string> &keepNodes) {
+  auto pass = std::make_unique<ConvertFloatTypePass>();
+  std::string error;
+  [[maybe_unused]] bool ok = pass->setOption("to", to, error);
+  assert(ok && "convert-float-type converts to float16 or float32");
+  pass->setOption("keep-io-types", keepIOTypes ? "true" : "false", error);
+  for (const std::string &name : keepNodes)
+    pass->setOption("keep-node", name, error);
+  return pass;
+}
 
 } // namespace onnxslim

@@ -1,0 +1,63 @@
+//===- transforms/Float16Fallback.h - float32 where float16 is not enough -*- C++ -*-===//
+//
+// After the pipeline, a float16 conversion (convert-float-type{to=float16})
+// may take some outputs beyond float16's tolerance (runtime/Compare.h). The
+// fallback compares converted copies of the float32 model with it in the
+// interpreter and, when the whole conversion leaves the tolerance, finds
+// the nodes to keep in float32:
+//
+//   - the decision chains: float comparisons (Equal, Less, Greater...),
+//     ArgMax/ArgMin and TopK, whose float16 rounding changes a decision
+//     rather than a value (a peak mask Equal(MaxPool(s), s) finds two peaks
+//     where two neighbours of s round to the same float16), with the chain
+//     of nodes computing their float operands back to and including the
+//     nearest node with a weight;
+//   - the shortest prefix, in program order, of the main graph's nodes
+//     that brings the outputs back within tolerance (binary search). A
+//     rounding error made early grows through every later layer, and early
+//     layers carry few weights, so the prefix is short and most bytes still
+//     halve.
+//
+// Whether it runs is CheckPolicy::comparesFloat16()'s decision (and the
+// caller's: a float16 conversion keeping the model's input and output types).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "transforms/ModelCheck.h"
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace onnxslim {
+
+class Model;
+class PassRegistry;
+
+/// What the fallback found.
+struct Float16Fallback {
+  /// The main-graph nodes to keep in float32 (the conversion's keep-node
+  /// option); empty when the whole conversion is within tolerance, or when
+  /// even all float32 is not (a warning says so).
+  std::vector<std::string> keepNodes;
+  /// Whether the converted model was compared with the float32 one and
+  /// ends within tolerance (false when it did not run in the interpreter or
+  /// even all float32 differs).
+  bool compared = false;
+  /// What the caller reports: how many nodes stay float32 and why, or why
+  /// nothing could be compared (also printed to the log as they happen).
+  std::vector<std::string> warnings;
+};
+
+/// Given the float32 model after the pipeline (keeping its input and output
+/// types), the registry, the comparison's options and a log, Execute:
+/// compares float16 conversions of copies of it with it, names the unnamed
+/// nodes it keeps (the others stay unnamed), and prints each warning to the
+/// log as "onnxslim: warning: ...", Result: what to keep (see the file
+/// comment).
+Float16Fallback float16Fallback(Model &model, const PassRegistry &registry, const ModelCheckOptions &check,
+                                std::ostream &log);
+
+} // namespace onnxslim
