@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnxslim/onnxslim.h"
 
+#include "api/FusionNames.h"
 #include "ir/OpSchema.h"
 #include "ir/ShapeInference.h"
 #include "ir/Validate.h"
@@ -79,14 +80,34 @@ std::string passNameOf(const std::string &entry) {
   return name;
 }
 
+/// Given a pipeline entry ("a" or "a{k=v}") and options, Result: the entry
+/// with the options added.
+std::string withOptions(const std::string &entry, const std::vector<std::string> &options) {
+  std::string added;
+  for (const std::string &o : options)
+    added += (added.empty() ? "" : " ") + o;
+  size_t brace = entry.find('{');
+  if (brace == std::string::npos)
+    return entry + "{" + added + "}";
+  size_t close = entry.rfind('}');
+  bool empty = entry.find_first_not_of(" \t", brace + 1) == close;
+  return entry.substr(0, close) + (empty ? "" : " ") + added + entry.substr(close);
+}
+
 /// The pipeline text to run, with the options applied; error for an unknown
-/// target, skipped pass or a runtime-specific pass without its target.
+/// target, skipped pass or fusion, or a runtime-specific pass without its
+/// target.
 Result<std::string> pipelineFor(const OptimizeOptions &options, const PassRegistry &registry) {
   if (!isKnownTarget(options.target))
     return Status::error("unknown target '" + options.target + "' (onnx, onnxruntime)");
   for (const std::string &skip : options.skipPasses)
     if (!registry.lookup(skip))
       return Status::error("cannot skip pass '" + skip + "': there is no such pass (see --list-passes)");
+  Result<FusionSkips> fusions = resolveFusionSkips(options.skipFusions, registry);
+  if (!fusions)
+    return fusions.status();
+  std::vector<std::string> skipped = options.skipPasses;
+  skipped.insert(skipped.end(), fusions->passes.begin(), fusions->passes.end());
   bool given = options.pipeline.has_value();
   std::string text = given ? *options.pipeline : targetPipeline(options.target);
   if (options.targetOpset)
@@ -94,8 +115,10 @@ Result<std::string> pipelineFor(const OptimizeOptions &options, const PassRegist
   std::string out;
   for (std::string &item : pipelineEntries(text)) {
     std::string name = passNameOf(item);
-    if (std::find(options.skipPasses.begin(), options.skipPasses.end(), name) != options.skipPasses.end())
+    if (std::find(skipped.begin(), skipped.end(), name) != skipped.end())
       continue;
+    if (auto it = fusions->options.find(name); it != fusions->options.end())
+      item = withOptions(item, it->second);
     if (name == "infer-shapes" && !options.shapeInference && !given)
       continue;
     if (name == "fold-constants" && options.foldSizeLimit && item.find('{') == std::string::npos)
@@ -244,21 +267,6 @@ std::string conversionDeclined(const Model &model, int64_t opset, const PassRegi
 
 std::string defaultPipelineFor(std::string_view target) {
   return isKnownTarget(target) ? targetPipeline(target) : std::string();
-}
-
-std::string fusionPassName(std::string_view name) {
-  // OnnxSlim's fusion patterns that do what one of our passes does.
-  static const std::pair<std::string_view, std::string_view> kOnnxSlimNames[] = {
-      {"FusionConvBN", "fuse-conv-batchnorm"},          {"FusionConvTransposeBN", "fuse-conv-batchnorm"},
-      {"FusionConvAdd", "fuse-conv-add"},               {"FusionConvMul", "fuse-conv-mul"},
-      {"FusionGemm", "fuse-matmul-add"},                {"FusionGelu", "fuse-gelu"},
-      {"FusionPadConv", "fuse-pad-conv"}};
-  for (const auto &[theirs, ours] : kOnnxSlimNames)
-    if (name == theirs)
-      return std::string(ours);
-  if (name.substr(0, 5) == "fuse-" && builtinRegistry().lookup(name))
-    return std::string(name);
-  return {};
 }
 
 Status checkOptions(const OptimizeOptions &options) {

@@ -173,16 +173,16 @@ bool optimizeOptions(MainArgs &args, const PassRegistry &registry, std::string &
     o.checkSpecModel = colon != std::string::npos ? args.inputSpecs.substr(colon + 1) : base.substr(0, base.rfind('.'));
   }
   o.skipPasses = args.skipPasses;
-  for (const std::string &name : args.skipFusions) {
-    std::string pass = fusionPassName(name);
-    if (pass.empty()) {
+  for (const std::string &name : args.skipFusions)
+    if (fusionPassName(name).empty()) {
+      std::string names;
+      for (const FusionName &f : onnxslimFusionNames())
+        names += (names.empty() ? "" : ", ") + f.name;
       error = "--skip-fusion-patterns: unknown fusion '" + name +
-              "' (fuse-* pass names as --list-passes shows, or OnnxSlim's: FusionConvBN, FusionConvTransposeBN, "
-              "FusionConvAdd, FusionConvMul, FusionGemm, FusionGelu, FusionPadConv)";
+              "' (fuse-* pass names as --list-passes shows, or OnnxSlim's: " + names + ")";
       return false;
     }
-    o.skipPasses.push_back(pass);
-  }
+  o.skipFusions = args.skipFusions;
   if (args.noConstantFolding)
     o.skipPasses.push_back("fold-constants");
   for (const std::string &spec : args.checkInputs) {
@@ -542,9 +542,14 @@ int main(int argc, char **argv) {
   repeatable(app.add_option("--skip-passes", mainArgs.skipPasses,
                                          "Leave these passes out of the pipeline (names as --list-passes shows)"))
       ->group(kOpt);
+  // OnnxSlim's names, and what each skips here, from the library's table.
+  std::string onnxslimFusions;
+  for (const FusionName &f : onnxslimFusionNames())
+    onnxslimFusions += (onnxslimFusions.empty() ? "" : ", ") + f.name + " (" + f.pass +
+                       (f.skipOption.empty() ? "" : "{" + f.skipOption + "}") + ")";
   repeatable(app.add_option("--skip-fusion-patterns", mainArgs.skipFusions,
-                                         "Leave these fusions out: fuse-* pass names, or OnnxSlim's names "
-                                         "(FusionConvBN, FusionConvAdd, FusionGemm, FusionGelu, FusionPadConv, ...)"))
+                            "Leave these fusions out: fuse-* pass names (the whole pass), or OnnxSlim's names, "
+                            "each skipping only what it names: " + onnxslimFusions))
       ->group(kOpt);
   app.add_flag("--no-constant-folding", mainArgs.noConstantFolding, "Do not fold constants")->group(kOpt);
   app.add_flag("--no-shape-infer", mainArgs.noShapeInfer,

@@ -222,6 +222,11 @@ struct OptimizeOptions {
   std::string target = "onnx";
   /// Passes to leave out of the pipeline (each must be a registered pass).
   std::vector<std::string> skipPasses;
+  /// Fusions to leave out: OnnxSlim's names (onnxslimFusionNames(): the
+  /// whole pass, or only that fusion through the pass's skip option, which
+  /// the pipeline text then shows) or our fuse-* pass names (the whole
+  /// pass). An unknown name is an error.
+  std::vector<std::string> skipFusions;
   /// Convert the model to this default-domain opset (7..24, up or down)
   /// before the pipeline (pass convert-opset, first in the pipeline); the
   /// pipeline then optimizes the converted model. A model the conversion
@@ -399,8 +404,27 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options = {});
 /// reading a large model.
 Status checkOptions(const OptimizeOptions &options);
 
+/// One of OnnxSlim's fusion names, and what it is here.
+struct FusionName {
+  /// OnnxSlim's name ("FusionConvTransposeBN").
+  std::string name;
+  /// Our pass doing that fusion ("fuse-conv-batchnorm").
+  std::string pass;
+  /// The pass option that skips only that fusion ("skip=conv-transpose");
+  /// "" when the name means the whole pass.
+  std::string skipOption;
+  /// What the name covers here, one line.
+  std::string covers;
+};
+
+/// OnnxSlim's fusion names that one of our passes does, in OnnxSlim's
+/// order: the one table that OptimizeOptions::skipFusions, the command
+/// line's --skip-fusion-patterns and the Python module read.
+std::vector<FusionName> onnxslimFusionNames();
+
 /// Given a fusion's name, ours ("fuse-gelu") or OnnxSlim's ("FusionGelu"),
-/// Result: our pass's name, or "" when there is no such fusion.
+/// Result: the pass doing that fusion (for a name whose pass does more, see
+/// FusionName::skipOption), or "" when there is no such fusion.
 std::string fusionPassName(std::string_view name);
 
 /// The default pipeline's text for a target ("onnx", "onnxruntime"); "" for

@@ -33,7 +33,12 @@
 //     [C], C being the layer's output channel count;
 //   - Gemm: B is 2-D, C absent or of shape [N], [1, N], [1] or [];
 //     MatMul: W is 2-D and x has rank 2 (the BN channel axis, 1, is then
-//     the MatMul's last axis).
+//     the MatMul's last axis);
+//   - the layer's kind is not skipped: option skip=conv, conv-transpose,
+//     gemm or matmul (one per occurrence, `fuse-conv-batchnorm{skip=conv
+//     skip=gemm}`) leaves BNs after that kind of layer alone. OnnxSlim
+//     names two of these fusions apart (FusionConvBN, FusionConvTransposeBN:
+//     api/FusionNames.cpp); skipping one must not skip the other.
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/folding/FoldUtils.h"
@@ -42,6 +47,7 @@
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"
 
+#include <array>
 #include <cmath>
 
 namespace onnxslim {
@@ -100,9 +106,15 @@ std::optional<BnAffine> bnAffine(const Node &bn, int64_t channels, const char *&
   return out;
 }
 
+/// The layers a BN is folded into, by the name option skip= gives them.
+enum Layer { kConv, kConvTranspose, kGemm, kMatMul, kNumLayers };
+constexpr std::array<std::pair<std::string_view, std::string_view>, kNumLayers> kLayers = {
+    {{"conv", "Conv"}, {"conv-transpose", "ConvTranspose"}, {"gemm", "Gemm"}, {"matmul", "MatMul"}}};
+using SkippedLayers = std::array<bool, kNumLayers>;
+
 class FuseBatchNorm : public Pattern {
 public:
-  FuseBatchNorm() : Pattern("BatchNormalization", "fuse-conv-batchnorm") {}
+  explicit FuseBatchNorm(SkippedLayers skipped) : Pattern("BatchNormalization", "fuse-conv-batchnorm"), skipped_(skipped) {}
 
   bool matchAndRewrite(Node *bn, Rewriter &rewriter) const override {
     if (const char *reason = checkInferenceForm(*bn))
@@ -111,6 +123,10 @@ public:
     Node *layer = x->definingNode();
     if (!layer || !(layer->is("Conv") || layer->is("ConvTranspose") || layer->is("Gemm") || layer->is("MatMul")))
       return rewriter.notifyMatchFailure(bn, "the input is not a Conv, ConvTranspose, Gemm or MatMul result");
+    for (size_t i = 0; i < kNumLayers; ++i)
+      if (skipped_[i] && layer->is(kLayers[i].second))
+        return rewriter.notifyMatchFailure(bn, "the input is a " + std::string(kLayers[i].second) +
+                                                   " result, skipped (skip=" + std::string(kLayers[i].first) + ")");
     if (!hasSingleNodeUse(x))
       return rewriter.notifyMatchFailure(bn, "the layer's result has other users or is a graph output");
     if (layer->numOperands() < 2 || !layer->operand(0) || !layer->operand(1))
@@ -256,6 +272,8 @@ private:
     replaceFusedNode(bn, add->result(0), rewriter, "folded into " + nodeLabel(*matmul) + " + Add", true);
     return true;
   }
+
+  SkippedLayers skipped_;
 };
 
 class FuseConvBatchNormPass : public PatternRewritePass {
@@ -265,8 +283,31 @@ public:
     return "Fold an inference BatchNormalization into the Conv/ConvTranspose/Gemm/MatMul before it";
   }
 
+  bool setOption(std::string_view key, std::string_view value, std::string &error) override {
+    if (key != "skip")
+      return Pass::setOption(key, value, error);
+    for (size_t i = 0; i < kNumLayers; ++i)
+      if (value == kLayers[i].first) {
+        skipped_[i] = true;
+        return true;
+      }
+    error = "option skip of " + std::string(name()) + " takes conv, conv-transpose, gemm or matmul, not '" +
+            std::string(value) + "'";
+    return false;
+  }
+  std::string optionsText() const override {
+    std::string s;
+    for (size_t i = 0; i < kNumLayers; ++i)
+      if (skipped_[i])
+        s += (s.empty() ? "skip=" : " skip=") + std::string(kLayers[i].first);
+    return s;
+  }
+
 protected:
-  void populatePatterns(PatternSet &patterns) const override { patterns.add<FuseBatchNorm>(); }
+  void populatePatterns(PatternSet &patterns) const override { patterns.add<FuseBatchNorm>(skipped_); }
+
+private:
+  SkippedLayers skipped_{};
 };
 
 } // namespace
