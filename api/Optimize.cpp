@@ -269,6 +269,13 @@ std::string defaultPipelineFor(std::string_view target) {
   return isKnownTarget(target) ? targetPipeline(target) : std::string();
 }
 
+std::vector<PassDescription> listPasses(const PassRegistry *registry) {
+  std::vector<PassDescription> out;
+  for (const PassInfo *p : (registry ? *registry : builtinRegistry()).passes())
+    out.push_back({p->name, p->description});
+  return out;
+}
+
 Status checkOptions(const OptimizeOptions &options) {
   if (options.targetOpset && (*options.targetOpset < 7 || *options.targetOpset > maxKnownDefaultOpset()))
     return Status::error("target opset " + std::to_string(*options.targetOpset) + " is out of range (7.." +

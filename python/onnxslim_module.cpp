@@ -3,8 +3,11 @@
 // A thin pybind11 layer over the library's API (include/onnxslim/onnxslim.h):
 // one call that reads a model (from a path, by the C++ loader, or from
 // bytes), optimizes it and writes it (to a path, atomically, or to bytes),
-// and returns the report as a dict. The pure-Python layer
-// (onnxslim/__init__.py) turns OnnxSlim-style arguments into this call.
+// and returns the report as a dict; and the library's tables the Python
+// layer reads instead of keeping copies: the built-in passes and OnnxSlim's
+// fusion names (onnxslimFusionNames(), whence FUSION_PATTERNS). The
+// pure-Python layer (onnxslim/__init__.py) turns OnnxSlim-style arguments
+// into this call.
 //
 // The GIL is released while the model is read, optimized and written, so
 // other Python threads run meanwhile. A failure raises onnxslim.OnnxSlimError
@@ -125,7 +128,8 @@ py::tuple slimModel(const py::object &source, const std::optional<std::string> &
                     std::optional<uint64_t> foldSizeLimit, bool shapeInference, bool allowInvalid,
                     const std::string &modelCheck, const std::map<std::string, int64_t> &checkDims,
                     bool externalData, const std::vector<std::string> &inputs,
-                    const std::vector<std::string> &outputs, const std::string &floatType, bool keepIOTypes) {
+                    const std::vector<std::string> &outputs, const std::string &floatType, bool keepIOTypes,
+                    const std::vector<std::string> &skipFusions) {
   OptimizeOptions options;
   options.inputs = inputs;
   options.outputs = outputs;
@@ -134,6 +138,7 @@ py::tuple slimModel(const py::object &source, const std::optional<std::string> &
   options.pipeline = pipeline;
   options.target = target;
   options.skipPasses = skipPasses;
+  options.skipFusions = skipFusions;
   options.inputShapes = inputShapes;
   options.foldSizeLimit = foldSizeLimit;
   options.shapeInference = shapeInference;
@@ -236,6 +241,30 @@ PYBIND11_MODULE(_onnxslim, m) {
   m.def("version", [] { return std::string(onnxslim::version()); }, "The library's version, MAJOR.MINOR.PATCH");
   m.def("default_pipeline", [](const std::string &target) { return defaultPipelineFor(target); },
         py::arg("target") = "onnx", "The default pipeline's text for a target (onnx, onnxruntime)");
+  m.def(
+      "list_passes",
+      [] {
+        std::vector<std::pair<std::string, std::string>> out;
+        for (const PassDescription &p : listPasses())
+          out.emplace_back(p.name, p.description);
+        return out;
+      },
+      "The built-in passes as (name, description), sorted by name");
+  m.def(
+      "onnxslim_fusion_names",
+      [] {
+        py::list out;
+        for (const FusionName &f : onnxslimFusionNames()) {
+          py::dict d;
+          d["name"] = f.name;
+          d["pass"] = f.pass;
+          d["skip_option"] = f.skipOption;
+          d["covers"] = f.covers;
+          out.append(d);
+        }
+        return out;
+      },
+      "OnnxSlim's fusion names as dicts (name, pass, skip_option, covers): the library's one table");
   m.def("slim_model", &slimModel, py::arg("source"), py::kw_only(), py::arg("output") = py::none(),
         py::arg("model_name") = "<bytes>", py::arg("base_dir") = ".", py::arg("pipeline") = py::none(),
         py::arg("target") = "onnx", py::arg("skip_passes") = std::vector<std::string>{},
@@ -244,6 +273,7 @@ PYBIND11_MODULE(_onnxslim, m) {
         py::arg("check_dims") = std::map<std::string, int64_t>{}, py::arg("external_data") = false,
         py::arg("inputs") = std::vector<std::string>{}, py::arg("outputs") = std::vector<std::string>{},
         py::arg("float_type") = "", py::arg("keep_io_types") = true,
+        py::arg("skip_fusions") = std::vector<std::string>{},
         "Read (path or bytes), optimize and write (path, or bytes when output is None) a model; "
         "returns (bytes or None, report dict). Raises OnnxSlimError.");
 }

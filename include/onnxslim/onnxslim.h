@@ -431,6 +431,16 @@ std::string fusionPassName(std::string_view name);
 /// a target that does not exist.
 std::string defaultPipelineFor(std::string_view target = "onnx");
 
+/// A registered pass, as `onnxslim --list-passes` prints it.
+struct PassDescription {
+  std::string name;
+  std::string description;
+};
+
+/// Given a registry (null: the built-in passes), Result: its passes, sorted
+/// by name.
+std::vector<PassDescription> listPasses(const PassRegistry *registry = nullptr);
+
 //===----------------------------------------------------------------------===//
 // Running models in the interpreter
 //===----------------------------------------------------------------------===//

@@ -26,6 +26,8 @@ import warnings
 
 from ._onnxslim import OnnxSlimError
 from ._onnxslim import default_pipeline as _default_pipeline
+from ._onnxslim import list_passes as _list_passes
+from ._onnxslim import onnxslim_fusion_names as _onnxslim_fusion_names
 from ._onnxslim import slim_model as _slim_model
 from ._onnxslim import version as _version
 
@@ -34,7 +36,7 @@ OnnxSlimError.__module__ = __name__
 __version__ = _version()
 
 __all__ = ["slim", "optimize", "OnnxSlimError", "OnnxSlimWarning", "version", "default_pipeline",
-           "FUSION_PATTERNS", "__version__"]
+           "FUSION_PATTERNS", "FUSION_NAMES", "__version__"]
 
 
 class OnnxSlimWarning(UserWarning):
@@ -51,27 +53,21 @@ def default_pipeline(target="onnx"):
     return _default_pipeline(target)
 
 
-# skip_fusion_patterns: OnnxSlim's pattern names mapped to the pass that does
-# the same fusion here. Where our pass covers more (fuse-conv-batchnorm also
-# folds BatchNormalization into ConvTranspose, Gemm and MatMul; fuse-pad-conv
-# also merges Pads into pools), skipping the pattern skips the whole pass:
-# nothing the user asked to leave alone is fused. Patterns with no
-# counterpart here are not listed and are refused, as are unknown names.
-_ONNXSLIM_PATTERNS = {
-    "FusionConvBN": "fuse-conv-batchnorm",
-    "FusionConvTransposeBN": "fuse-conv-batchnorm",
-    "FusionConvAdd": "fuse-conv-add",
-    "FusionConvMul": "fuse-conv-mul",
-    "FusionPadConv": "fuse-pad-conv",
-    "FusionGemm": "fuse-matmul-add",
-    "FusionGelu": "fuse-gelu",
-}
-_FUSION_PASSES = ("fuse-pad-conv", "fuse-conv-batchnorm", "fuse-conv-mul", "fuse-conv-add",
-                  "fuse-matmul-add", "fuse-layernorm", "fuse-rmsnorm", "fuse-gelu",
-                  "fuse-rotary-embedding", "fuse-attention", "fuse-conv-relu")
+#: OnnxSlim's fusion pattern names that one of our passes does, as the C++
+#: library's one table has them (the command line's --skip-fusion-patterns
+#: reads it too): dicts with "name" (OnnxSlim's), "pass" (ours), "skip_option"
+#: (the pass option that skips only that fusion, "" for the whole pass) and
+#: "covers" (what it fuses here). OnnxSlim's patterns with no counterpart
+#: here are not listed and are refused, as are unknown names.
+FUSION_NAMES = _onnxslim_fusion_names()
 
-#: Every name skip_fusion_patterns accepts, and the pass it skips.
-FUSION_PATTERNS = dict({p: p for p in _FUSION_PASSES}, **_ONNXSLIM_PATTERNS)
+#: Every name skip_fusion_patterns accepts, and what it skips, in pipeline
+#: syntax: our fuse-* passes skip themselves; OnnxSlim's names skip their
+#: pass, or only their part of it ("fuse-conv-batchnorm{skip=conv-transpose}"
+#: for FusionConvTransposeBN: Conv + BatchNormalization is still fused).
+FUSION_PATTERNS = dict({name: name for name, _ in _list_passes() if name.startswith("fuse-")},
+                       **{f["name"]: f["pass"] + ("{" + f["skip_option"] + "}" if f["skip_option"] else "")
+                          for f in FUSION_NAMES})
 
 # OnnxSlim's arguments this compiler has no meaning for yet.
 _NOT_IMPLEMENTED = {
@@ -98,14 +94,15 @@ def _as_list(value, name):
     return items
 
 
-def _skip_passes(skip_fusion_patterns, no_constant_folding):
-    skip = ["fold-constants"] if no_constant_folding else []
+def _skip_fusions(skip_fusion_patterns):
+    """The names to skip, checked against FUSION_PATTERNS (the library resolves them)."""
+    skip = []
     for name in _as_list(skip_fusion_patterns, "skip_fusion_patterns"):
         if name not in FUSION_PATTERNS:
             raise ValueError(f"skip_fusion_patterns: unknown pattern '{name}' (known: "
                              f"{', '.join(sorted(FUSION_PATTERNS))})")
-        if FUSION_PATTERNS[name] not in skip:
-            skip.append(FUSION_PATTERNS[name])
+        if name not in skip:
+            skip.append(name)
     return skip
 
 
@@ -190,7 +187,8 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
         model_name=name,
         pipeline=passes,
         target=target,
-        skip_passes=_skip_passes(skip_fusion_patterns, no_constant_folding),
+        skip_passes=["fold-constants"] if no_constant_folding else [],
+        skip_fusions=_skip_fusions(skip_fusion_patterns),
         input_shapes=_as_list(input_shapes, "input_shapes"),
         fold_size_limit=fold_size_limit,
         shape_inference=not no_shape_infer,
@@ -235,7 +233,9 @@ def slim(model, output_model=None, *, model_check=None, input_shapes=None, input
     no_shape_infer: no shape inference and no inferred value_info written.
     no_constant_folding: skip fold-constants.
     skip_fusion_patterns: names from FUSION_PATTERNS (our pass names, such
-        as "fuse-gelu", or OnnxSlim's, such as "FusionGelu").
+        as "fuse-gelu", or OnnxSlim's, such as "FusionGelu", each skipping
+        only what it names: FusionConvTransposeBN leaves Conv +
+        BatchNormalization fused).
     save_as_external_data: tensors of 1 KiB and more go to <output>.data.
     target: "onnx" or "onnxruntime" (also ONNX Runtime contrib-op fusions).
     passes: a pipeline run once instead of the default one ("" runs none).

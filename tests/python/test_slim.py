@@ -139,6 +139,52 @@ class SlimTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "FusionNoSuchThing"):
             onnxslim.slim(small_model(), skip_fusion_patterns=["FusionNoSuchThing"])
 
+    def test_skip_fusion_patterns_skip_only_what_they_name(self):
+        """OnnxSlim's FusionConvTransposeBN is ConvTranspose + BatchNormalization
+        only, FusionConvBN Conv + BatchNormalization only: one pass does both
+        here, and skipping one name leaves the other fused (FusionConvTransposeBN
+        used to skip the whole pass)."""
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 3, 3])
+        outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 2, 3, 3]) for n in ("y", "z")]
+        inits = [numpy_helper.from_array(np.array(v, np.float32).reshape(shape), name) for name, v, shape in (
+            ("w", [1, 2], (2, 1, 1, 1)), ("wt", [1, 2], (1, 2, 1, 1)), ("s", [2, 6], (2,)),
+            ("bb", [0.5, 1], (2,)), ("m", [1, 2], (2,)), ("v", [4, 9], (2,)))]
+        nodes = [helper.make_node("Conv", ["x", "w"], ["yc"], name="conv"),
+                 helper.make_node("BatchNormalization", ["yc", "s", "bb", "m", "v"], ["y"], name="bn_conv"),
+                 helper.make_node("ConvTranspose", ["x", "wt"], ["zt"], name="deconv"),
+                 helper.make_node("BatchNormalization", ["zt", "s", "bb", "m", "v"], ["z"], name="bn_deconv")]
+        model = helper.make_model(helper.make_graph(nodes, "bn", [x], outs, initializer=inits),
+                                  opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+        def bn_inputs(skip):
+            out, report = onnxslim.optimize(model, skip_fusion_patterns=skip)
+            producers = {o: n.op_type for n in out.graph.node for o in n.output}
+            return sorted(producers[n.input[0]] for n in out.graph.node if n.op_type == "BatchNormalization"), report
+
+        self.assertEqual(bn_inputs(None)[0], [])
+        kept, report = bn_inputs(["FusionConvTransposeBN"])
+        self.assertEqual(kept, ["ConvTranspose"])
+        self.assertIn("fuse-conv-batchnorm{skip=conv-transpose}", report["pipeline"])
+        self.assertEqual(bn_inputs("FusionConvBN")[0], ["Conv"])
+        self.assertEqual(bn_inputs(["FusionConvBN", "FusionConvTransposeBN"])[0], ["Conv", "ConvTranspose"])
+        self.assertEqual(bn_inputs(["fuse-conv-batchnorm"])[0], ["Conv", "ConvTranspose"])
+
+    def test_fusion_names_come_from_the_library(self):
+        """FUSION_PATTERNS and FUSION_NAMES are the C++ library's table, the one
+        the command line's --skip-fusion-patterns lists."""
+        names = [f["name"] for f in onnxslim.FUSION_NAMES]
+        self.assertEqual(names[:2], ["FusionConvBN", "FusionConvTransposeBN"])
+        self.assertEqual(onnxslim.FUSION_PATTERNS["FusionConvTransposeBN"], "fuse-conv-batchnorm{skip=conv-transpose}")
+        self.assertEqual(onnxslim.FUSION_PATTERNS["FusionGemm"], "fuse-matmul-add")
+        self.assertEqual(onnxslim.FUSION_PATTERNS["fuse-gelu"], "fuse-gelu")
+        for f in onnxslim.FUSION_NAMES:
+            self.assertTrue(f["covers"], f["name"])
+            self.assertIn(f["name"], onnxslim.FUSION_PATTERNS)
+        help_text = subprocess.run([cli(), "--help"], capture_output=True, text=True, check=True).stdout
+        for f in onnxslim.FUSION_NAMES:
+            skipped = f["pass"] + ("{" + f["skip_option"] + "}" if f["skip_option"] else "")
+            self.assertIn(f"{f['name']} ({skipped})", help_text)
+
     def test_input_shapes(self):
         out = onnxslim.slim(small_model(), input_shapes=["X:2,3"])
         dims = [d.dim_value for d in out.graph.input[0].type.tensor_type.shape.dim]
