@@ -9,20 +9,21 @@
 //===----------------------------------------------------------------------===//
 #include "onnxslim/onnxslim.h"
 
+#include "api/RunValues.h"
 #include "runtime/Compare.h"
 #include "runtime/Inputs.h"
 #include "runtime/Interpreter.h"
 #include "runtime/ThreadPool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <sstream>
 
 namespace onnxslim {
 
-namespace {
-
 rt::RtValue toRuntime(const RunValue &v) {
   rt::RtValue out;
+  out.elemType = v.elemType;
   switch (v.kind) {
   case RunValue::Kind::None:
     break;
@@ -43,6 +44,7 @@ rt::RtValue toRuntime(const RunValue &v) {
 
 RunValue fromRuntime(const rt::RtValue &v) {
   RunValue out;
+  out.elemType = v.elemType;
   switch (v.kind) {
   case rt::RtValue::Kind::None:
     break;
@@ -61,6 +63,8 @@ RunValue fromRuntime(const rt::RtValue &v) {
   }
   return out;
 }
+
+namespace {
 
 /// Graph inputs that the caller must feed (those not backed by an initializer).
 std::vector<const Value *> fedInputs(const Graph &graph) {
@@ -151,6 +155,14 @@ int threadCount() { return rt::threadCount(); }
 
 Result<std::vector<std::pair<std::string, RunValue>>> run(const Model &model, const std::map<std::string, RunValue> &inputs,
                                                           const RunConfig &config) {
+  Result<RunReport> report = runProfiled(model, inputs, config);
+  if (!report)
+    return report.status();
+  return std::move(report->outputs);
+}
+
+Result<RunReport> runProfiled(const Model &model, const std::map<std::string, RunValue> &inputs,
+                              const RunConfig &config, const ProfileOptions &profile) {
   const Graph *graph = model.graph();
   if (!graph)
     return Status::error("the model has no graph");
@@ -160,14 +172,56 @@ Result<std::vector<std::pair<std::string, RunValue>>> run(const Model &model, co
   std::vector<rt::RtValue> in, out;
   if (Status s = makeGraphInputs(*graph, opts, inputs, in); !s)
     return s;
-  rt::Interpreter interp(model);
+  rt::RunOptions runOptions;
+  runOptions.checkInputShapes = config.checkInputShapes;
+  runOptions.profile = profile.opTimes;
+  runOptions.profileNodes = profile.nodeTimes;
+  rt::Interpreter interp(model, rt::OpRegistry::builtin(), runOptions);
   rt::Status s = interp.run(*graph, in, out);
   if (!s.ok())
     return Status::error(s.message());
-  std::vector<std::pair<std::string, RunValue>> named;
+  RunReport report;
+  if (profile.benchRuns > 0) {
+    // Two untimed warm-up runs first, as the ONNX Runtime oracle does
+    // (tools/oracle/oracle.js --bench): the first runs after the reference
+    // one still settle (buffer reuse, caches, clocks), and ratios between
+    // the two are taken over the same kind of runs.
+    for (int r = 0; r < 2; ++r) {
+      std::vector<rt::RtValue> warm;
+      if (rt::Status w = interp.run(*graph, in, warm); !w.ok())
+        return Status::error(w.message());
+    }
+    for (int r = 0; r < profile.benchRuns; ++r) {
+      std::vector<rt::RtValue> again;
+      auto start = std::chrono::steady_clock::now();
+      rt::Status timed = interp.run(*graph, in, again);
+      report.benchSeconds.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      if (!timed.ok())
+        return Status::error(timed.message());
+    }
+  }
+  for (const auto &[op, p] : interp.profile())
+    report.ops.push_back({op, p.calls, p.seconds});
+  for (const rt::NodeProfile &n : interp.nodeProfile()) {
+    const Node &node = *n.node;
+    std::string output = node.numResults() && node.result(0) ? node.result(0)->name() : "";
+    report.nodes.push_back({node.name(), output, node.opType(), n.inputShapes, n.time.calls, n.time.seconds});
+  }
   for (size_t i = 0; i < out.size(); ++i)
-    named.emplace_back(graph->output(i)->name(), fromRuntime(out[i]));
-  return named;
+    report.outputs.emplace_back(graph->output(i)->name(), fromRuntime(out[i]));
+  return report;
+}
+
+Status parseDim(std::string_view flag, std::map<std::string, int64_t> &dims) {
+  rt::Status s = rt::parseDimFlag(flag, dims);
+  return s.ok() ? Status() : Status::error(s.message());
+}
+
+Status checkInputSpecs(const std::string &specFile, const std::string &specModel) {
+  std::vector<rt::InputSpec> specs;
+  rt::Status s = rt::loadInputSpecs(specFile, specModel, specs);
+  return s.ok() ? Status() : Status::error(s.message());
 }
 
 Result<VerifyReport> verify(const Model &reference, const Model &candidate, const VerifyOptions &options) {

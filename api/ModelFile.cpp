@@ -1,10 +1,11 @@
 //===- api/ModelFile.cpp - Reading and writing models -----------------------===//
 //
-// load(), loadFromBytes(), save() and saveToBytes() of onnxslim/onnxslim.h:
-// the form (binary ONNX or textual syntax) is chosen by ModelFormat, Auto
-// sniffing a file by its extension and its first non-blank byte; binary
-// reading maps the file (frontend/Loader.h), text goes through the text
-// parser; writing is atomic (backend/Writer.h).
+// load(), loadFromBytes(), save(), saveToBytes() and validateModel() of
+// onnxslim/onnxslim.h: the form (binary ONNX or textual syntax) is chosen
+// by ModelFormat, Auto sniffing a file by its extension and its first
+// non-blank byte; binary reading maps the file (frontend/Loader.h), text
+// goes through the text parser; writing is atomic (backend/Writer.h);
+// validation is the IR verifier's and the ONNX spec's (ir/Validate.h).
 //
 //===----------------------------------------------------------------------===//
 #include "onnxslim/onnxslim.h"
@@ -164,6 +165,17 @@ Result<std::string> saveToBytes(const Model &model, const WriteOptions &options)
   if (!error.empty())
     return Status::error(error);
   return bytes;
+}
+
+std::vector<std::string> validateModel(const Model &model, const std::string &file) {
+  std::vector<std::string> problems;
+  for (const std::string &p : verify(model, 20))
+    problems.push_back(file + ": IR invariant broken: " + p);
+  ValidateOptions vo;
+  vo.file = file;
+  for (std::string &p : validate(model, vo))
+    problems.push_back(std::move(p));
+  return problems;
 }
 
 } // namespace onnxslim

@@ -53,4 +53,11 @@ private:
 /// Whether `name` is kebab-case: [a-z0-9]+ joined by single '-'.
 bool isKebabCase(std::string_view name);
 
+/// Given a registry, Execute: registers the test-only passes (testOnly):
+/// deliberately wrong ones (test-negate-first-output, a miscompiling
+/// pattern...) that show --verify-each, --model-check-each and the model
+/// check's undoing of a faulty rewrite at work; never in a pipeline of
+/// their own accord.
+void registerTestPasses(PassRegistry &registry);
+
 } // namespace onnxslim

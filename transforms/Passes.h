@@ -64,9 +64,8 @@ void registerFoldingPasses(PassRegistry &registry);
 /// runtime-specific ones included (see requiredTarget()).
 void registerFusionPasses(PassRegistry &registry);
 
-/// Given a registry, Execute: registers the test-only passes (deliberately
-/// wrong ones used to show --verify-each and --model-check-each at work).
-void registerTestPasses(PassRegistry &registry);
+// registerTestPasses() is declared with the registry (PassRegistry.h):
+// the command line's --enable-test-passes uses the public headers only.
 
 /// The default pipeline, as pipeline text: the passes safe for every
 /// runtime, in the order the pass manager runs them to a fixed point.

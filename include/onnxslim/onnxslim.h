@@ -178,6 +178,13 @@ Status save(const Model &model, const std::string &path, const WriteOptions &opt
 /// External data cannot go to bytes (nor into text): that is an error.
 Result<std::string> saveToBytes(const Model &model, const WriteOptions &options = {});
 
+/// Given a model and the name messages give it (its path), Result: every
+/// problem `onnxslim check` prints, one line each: the IR's broken
+/// invariants ("FILE: IR invariant broken: ...", at most 20; a bug, or a
+/// malformed input the reader let through), then what the ONNX
+/// specification forbids (at most 100); empty for a valid model.
+std::vector<std::string> validateModel(const Model &model, const std::string &file);
+
 //===----------------------------------------------------------------------===//
 // Optimizing
 //===----------------------------------------------------------------------===//
@@ -452,6 +459,9 @@ struct RunValue {
   TensorPtr tensor;                       ///< Kind::Tensor
   std::vector<TensorPtr> sequence;        ///< Kind::Sequence
   std::shared_ptr<const RunValue> optional; ///< Kind::Optional (null: empty)
+  /// An empty optional or sequence: the element type it was declared with,
+  /// when known (an OptionalProto file stores it as elem_type).
+  std::optional<Type> elemType;
 
   static RunValue fromTensor(TensorPtr t) {
     RunValue v;
@@ -471,12 +481,106 @@ struct RunConfig {
   /// name of the entry in it ("" for none).
   std::string specFile;
   std::string specModel;
+  /// Refuse inputs whose rank or fixed dims contradict the declared input
+  /// shapes (element types are always checked).
+  bool checkInputShapes = true;
 };
 
 /// Given a model and inputs by name (the rest seeded), Execute: runs the
 /// main graph, Result: the outputs by name, in graph order, or why not.
 Result<std::vector<std::pair<std::string, RunValue>>>
 run(const Model &model, const std::map<std::string, RunValue> &inputs = {}, const RunConfig &config = {});
+
+/// What runProfiled() measures besides the outputs.
+struct ProfileOptions {
+  /// After the run, 2 untimed warm-up runs and this many timed ones
+  /// (RunReport::benchSeconds).
+  int benchRuns = 0;
+  /// Time per op type (RunReport::ops), over every run.
+  bool opTimes = false;
+  /// Time per node (RunReport::nodes), over every run.
+  bool nodeTimes = false;
+};
+
+/// Time spent in one op type ("Conv", "com.microsoft.FusedConv"); control
+/// flow ops include their subgraphs.
+struct OpTime {
+  std::string op;
+  int64_t calls = 0;
+  double seconds = 0;
+};
+
+/// Time spent in one node of the main graph or a subgraph.
+struct NodeTime {
+  std::string node;        ///< Its name ("" when unnamed).
+  std::string output;      ///< Its first result's name ("" if none).
+  std::string op;          ///< Its op type.
+  std::string inputShapes; ///< Its inputs' shapes on the first call ("1x3x224x224, 8x3x3x3").
+  int64_t calls = 0;
+  double seconds = 0;
+};
+
+struct RunReport {
+  /// The first run's outputs by name, in graph order.
+  std::vector<std::pair<std::string, RunValue>> outputs;
+  /// Seconds of each timed run (ProfileOptions::benchRuns).
+  std::vector<double> benchSeconds;
+  /// With opTimes: per op type, by op name.
+  std::vector<OpTime> ops;
+  /// With nodeTimes: per node, in the order of their first run.
+  std::vector<NodeTime> nodes;
+};
+
+/// Given a model, inputs by name (the rest seeded) and what to measure,
+/// Execute: runs the main graph (then the benchmark runs), Result: the
+/// outputs and the times, or why not. The interpreter's threads are the
+/// pool's (setThreadCount()).
+Result<RunReport> runProfiled(const Model &model, const std::map<std::string, RunValue> &inputs = {},
+                              const RunConfig &config = {}, const ProfileOptions &profile = {});
+
+/// Given "SYM=N" (the command line's --dim), Execute: records N as the size
+/// of symbolic dim SYM in `dims`, Result: why not (bad syntax, N not a
+/// non-negative integer).
+Status parseDim(std::string_view flag, std::map<std::string, int64_t> &dims);
+
+/// Given a models.json-style file and the name of an entry, Result: why
+/// they cannot give inputs (the file does not read, an input spec is
+/// malformed); RunConfig::specFile and VerifyOptions::specFile read the
+/// same, so a caller can fail before reading a large model.
+Status checkInputSpecs(const std::string &specFile, const std::string &specModel);
+
+//===----------------------------------------------------------------------===//
+// Data files: the values models take and give
+//===----------------------------------------------------------------------===//
+
+/// Given a path, Execute: reads a tensor: NumPy's .npy format for a path
+/// ending in ".npy", else a serialized TensorProto, Result: the tensor, or
+/// why not (naming the file).
+Result<TensorPtr> readTensorFile(const std::string &path);
+
+/// Given a model, a data file and the main-graph input it feeds ("": the
+/// input the file's own name field names), Execute: reads the file as the
+/// kind of value that input declares (TensorProto, SequenceProto or
+/// OptionalProto, as the ONNX test data stores them), Result: the input's
+/// name and the value, or why not (naming the file and the input).
+Result<std::pair<std::string, RunValue>> readInputFile(const Model &model, const std::string &path,
+                                                       const std::string &input = "");
+
+/// Given a value and the name to store in it, Result: the bytes of the
+/// TensorProto, SequenceProto or OptionalProto holding it (what `onnxslim
+/// run` writes), or why not (a value missing, an optional of an optional).
+Result<std::string> serializeValue(const RunValue &value, const std::string &name);
+
+/// Given the names of values written to one directory, in order, Result:
+/// each one's file name, as `onnxslim run --output-dir` and the ONNX
+/// Runtime oracle name them: bytes outside [A-Za-z0-9._-] become '_', and
+/// names that would then share a file get their FNV-1a hash before ".pb",
+/// except one that needed no change (a_b, a/b -> a_b.pb, a_b.3a8e75c1.pb).
+std::vector<std::string> valueFileNames(const std::vector<std::string> &names);
+
+/// Given a path and bytes, Execute: writes them atomically, as save() does
+/// (a temporary file renamed over `path`), Result: why not.
+Status writeFile(const std::string &path, std::string_view bytes);
 
 struct VerifyOptions {
   /// Samples of seeded inputs (seeds seed, seed+1, ...).

@@ -4,7 +4,9 @@
 // public headers only: reading and writing in both forms, from paths and
 // bytes; optimize() with default and given pipelines, skipped passes, input
 // shapes, invalid models and a custom pass; errors as values with nothing
-// printed; run() and verify(). Then the promise the command line rests on:
+// printed; run(), runProfiled() and verify(); validateModel(), parseDim(),
+// checkInputSpecs(), listPasses(), the fusion name table and skipFusions;
+// the data files. Then the promise the command line rests on:
 // load + optimize + save with default options writes exactly the bytes
 // `onnxslim IN OUT` writes, on every real model.
 //
@@ -18,6 +20,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -375,6 +378,172 @@ g (float[N, 4] z) => (float[N, 4] y) {
   Result<VerifyReport> interface = verify(*a, *renamed);
   ASSERT_FALSE(interface);
   EXPECT_NE(interface.error().find("interfaces differ"), std::string::npos) << interface.error();
+}
+
+TEST_F(ApiTest, RunProfiledTimesBenchRunsOpsAndNodes) {
+  std::unique_ptr<Model> m = parse(kSmallModel);
+  std::map<std::string, RunValue> inputs;
+  inputs["x"] = RunValue::fromTensor(Tensor::fromValues<float>(DataType::Float, {1, 4}, {1, 2, 3, -4}));
+  ProfileOptions profile;
+  profile.benchRuns = 3;
+  profile.opTimes = true;
+  profile.nodeTimes = true;
+  Result<RunReport> r = runProfiled(*m, inputs, {}, profile);
+  ASSERT_TRUE(r) << r.error();
+  ASSERT_EQ(r->outputs.size(), 1u);
+  EXPECT_EQ(r->outputs[0].first, "y");
+  EXPECT_EQ(r->outputs[0].second.tensor->at<float>(3), -8.0f);
+  EXPECT_EQ(r->benchSeconds.size(), 3u);
+  // The first run, two warm-ups and three timed runs.
+  ASSERT_EQ(r->ops.size(), 2u);
+  EXPECT_EQ(r->ops[0].op, "Add");
+  EXPECT_EQ(r->ops[0].calls, 6);
+  EXPECT_EQ(r->ops[1].op, "Identity");
+  EXPECT_EQ(r->ops[1].calls, 12);
+  ASSERT_EQ(r->nodes.size(), 3u);
+  EXPECT_EQ(r->nodes[1].node, "");
+  EXPECT_EQ(r->nodes[1].output, "b");
+  EXPECT_EQ(r->nodes[1].op, "Add");
+  EXPECT_EQ(r->nodes[1].inputShapes, "1x4, 1x4");
+  EXPECT_EQ(r->nodes[1].calls, 6);
+
+  // Nothing measured unless asked; a wrong shape is refused unless allowed.
+  Result<RunReport> plain = runProfiled(*m, inputs);
+  ASSERT_TRUE(plain) << plain.error();
+  EXPECT_TRUE(plain->benchSeconds.empty() && plain->ops.empty() && plain->nodes.empty());
+  std::map<std::string, RunValue> wide;
+  wide["x"] = RunValue::fromTensor(Tensor::fromValues<float>(DataType::Float, {1, 5}, {1, 2, 3, 4, 5}));
+  EXPECT_FALSE(runProfiled(*m, wide));
+  RunConfig lax;
+  lax.checkInputShapes = false;
+  EXPECT_TRUE(runProfiled(*m, wide, lax));
+}
+
+//===--- Validation, dims, specs, passes, fusion names ---------------------===//
+
+TEST_F(ApiTest, ValidateModelListsWhatCheckPrints) {
+  EXPECT_TRUE(validateModel(*parse(kSmallModel), "small.onnxtxt").empty());
+  std::vector<std::string> problems = validateModel(*parse(kInvalidModel), "bad.onnxtxt");
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems[0].rfind("bad.onnxtxt: ", 0), 0u) << problems[0];
+  EXPECT_NE(problems[0].find("perm"), std::string::npos) << problems[0];
+}
+
+TEST_F(ApiTest, ParseDimAndCheckInputSpecs) {
+  std::map<std::string, int64_t> dims;
+  EXPECT_TRUE(parseDim("N=3", dims));
+  EXPECT_EQ(dims["N"], 3);
+  Status bad = parseDim("N", dims);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.message().find("expected SYMBOL=N"), std::string::npos) << bad.message();
+
+  std::string missing = (dir_ / "nope.json").string();
+  Status none = checkInputSpecs(missing, "m");
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.message(), missing + ": cannot open");
+  writeFile(dir_ / "specs.json", R"({"models": [{"name": "m", "inputs": [{"name": "x", "shape": [2, 4]}]}]})");
+  EXPECT_TRUE(checkInputSpecs((dir_ / "specs.json").string(), "m"));
+}
+
+TEST_F(ApiTest, PassesAndTheFusionNameTable) {
+  std::vector<PassDescription> passes = listPasses();
+  ASSERT_FALSE(passes.empty());
+  EXPECT_TRUE(std::is_sorted(passes.begin(), passes.end(), [](auto &a, auto &b) { return a.name < b.name; }));
+  auto has = [](const std::vector<PassDescription> &list, std::string_view name) {
+    return std::any_of(list.begin(), list.end(), [&](auto &p) { return p.name == name && !p.description.empty(); });
+  };
+  EXPECT_TRUE(has(passes, "fuse-conv-batchnorm"));
+  EXPECT_FALSE(has(passes, "test-negate-first-output"));
+  PassRegistry withTests = PassRegistry::withBuiltinPasses();
+  registerTestPasses(withTests);
+  EXPECT_TRUE(has(listPasses(&withTests), "test-negate-first-output"));
+
+  std::vector<FusionName> names = onnxslimFusionNames();
+  ASSERT_EQ(names.size(), 7u);
+  EXPECT_EQ(names[0].name, "FusionConvBN");
+  EXPECT_EQ(names[0].skipOption, "skip=conv");
+  EXPECT_EQ(names[1].name, "FusionConvTransposeBN");
+  EXPECT_EQ(names[1].skipOption, "skip=conv-transpose");
+  for (const FusionName &f : names) {
+    EXPECT_EQ(fusionPassName(f.name), f.pass);
+    EXPECT_TRUE(has(passes, f.pass)) << f.pass;
+    EXPECT_FALSE(f.covers.empty()) << f.name;
+  }
+  EXPECT_EQ(fusionPassName("fuse-gelu"), "fuse-gelu");
+  EXPECT_EQ(fusionPassName("FusionNope"), "");
+
+  // OnnxSlim's name skips only its part of the pass.
+  const char *kBatchNorms = R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,1,3,3] x) => (float[1,2,3,3] y, float[1,2,3,3] z)
+<float[2,1,1,1] w = {1, 2}, float[1,2,1,1] wt = {1, 2}, float[2] s = {2, 6}, float[2] bb = {0.5, 1}, float[2] m = {1, 2}, float[2] v = {4, 9}> {
+  yc = Conv(x, w)
+  y = BatchNormalization(yc, s, bb, m, v)
+  zt = ConvTranspose(x, wt)
+  z = BatchNormalization(zt, s, bb, m, v)
+}
+)";
+  std::unique_ptr<Model> m = parse(kBatchNorms);
+  OptimizeOptions o;
+  o.skipFusions = {"FusionConvTransposeBN"};
+  OptimizeReport r = optimize(*m, o);
+  ASSERT_TRUE(r.status) << r.status.message();
+  EXPECT_NE(r.pipeline.find("fuse-conv-batchnorm{skip=conv-transpose}"), std::string::npos) << r.pipeline;
+  EXPECT_EQ(r.after.opCounts["BatchNormalization"], 1u);
+  o.skipFusions = {"FusionNope"};
+  Status unknown = checkOptions(o);
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.message().find("unknown fusion 'FusionNope'"), std::string::npos) << unknown.message();
+}
+
+//===--- Data files --------------------------------------------------------===//
+
+TEST_F(ApiTest, DataFilesReadAndWriteValues) {
+  std::unique_ptr<Model> m = parse(kSmallModel);
+  std::map<std::string, RunValue> inputs;
+  inputs["x"] = RunValue::fromTensor(Tensor::fromValues<float>(DataType::Float, {1, 4}, {1, 2, 3, -4}));
+  auto out = run(*m, inputs);
+  ASSERT_TRUE(out) << out.error();
+
+  // An output written as run --output-dir does, read back as the input.
+  Result<std::string> bytes = serializeValue((*out)[0].second, "y");
+  ASSERT_TRUE(bytes) << bytes.error();
+  std::string file = (dir_ / valueFileNames({"y"})[0]).string();
+  ASSERT_TRUE(onnxslim::writeFile(file, *bytes));
+  Result<std::pair<std::string, RunValue>> x = readInputFile(*m, file, "x");
+  ASSERT_TRUE(x) << x.error();
+  EXPECT_EQ(x->first, "x");
+  EXPECT_EQ(x->second.tensor->at<float>(3), -8.0f);
+  Result<std::pair<std::string, RunValue>> named = readInputFile(*m, file); // the file's name: 'y'
+  ASSERT_FALSE(named);
+  EXPECT_NE(named.error().find("'y' is not an input of the model"), std::string::npos) << named.error();
+  Result<TensorPtr> t = readTensorFile(file);
+  ASSERT_TRUE(t) << t.error();
+  EXPECT_EQ((*t)->dims(), (std::vector<int64_t>{1, 4}));
+
+  // .npy: a float32 [2] array.
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+  header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
+  std::string npy = std::string("\x93NUMPY\x01\x00", 8) + char(header.size() & 0xff) + char(header.size() >> 8) + header;
+  const float values[2] = {1.5f, -2.0f};
+  npy.append(reinterpret_cast<const char *>(values), sizeof values);
+  writeFile(dir_ / "v.npy", npy);
+  Result<TensorPtr> v = readTensorFile((dir_ / "v.npy").string());
+  ASSERT_TRUE(v) << v.error();
+  EXPECT_EQ((*v)->at<float>(1), -2.0f);
+  EXPECT_FALSE(readTensorFile((dir_ / "missing.npy").string()));
+
+  // File names shared by several values, as the oracle names them.
+  EXPECT_EQ(valueFileNames({"a_b", "a/b", "logits:0"}),
+            (std::vector<std::string>{"a_b.pb", "a_b.3a8e75c1.pb", "logits_0.pb"}));
+  // An empty optional keeps its element type; a missing value is an error.
+  RunValue empty;
+  empty.kind = RunValue::Kind::Optional;
+  empty.elemType = Type::tensor(DataType::Float);
+  EXPECT_TRUE(serializeValue(empty, "o"));
+  Result<std::string> nothing = serializeValue(RunValue(), "n");
+  ASSERT_FALSE(nothing);
+  EXPECT_EQ(nothing.error(), "'n' has no value");
+  EXPECT_FALSE(onnxslim::writeFile(dir_.string(), "a directory"));
 }
 
 //===--- The command line's result, byte for byte -------------------------===//
