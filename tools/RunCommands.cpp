@@ -1,26 +1,21 @@
 //===- tools/RunCommands.cpp - `onnxslim run` and `onnxslim verify` --------===//
 //
-// Both commands load models with the command line's loader (binary or text),
-// make inputs with runtime/Inputs (seeded, dtype- and shape-aware, with
-// --input files and --input-specs overriding), run them in the interpreter
-// and report. Input files are read by frontend/DataFile as the kind of value
-// their input declares (TensorProto, SequenceProto, OptionalProto); outputs
-// are written by backend/Writer the same way. Errors are one line naming the
-// file and, for a failing node, the node and op.
+// Both commands load models with the library (binary or text), read --input
+// files as the kind of value their input declares (TensorProto,
+// SequenceProto, OptionalProto; readInputFile), make the other inputs from
+// the seed, --dim and --input-specs, run them in the interpreter
+// (runProfiled, verify) and report; `run` writes each output the same way
+// (serializeValue, valueFileNames, writeFile). Errors are one line naming
+// the file and, for a failing node, the node and op. Only the public API
+// (onnxslim/onnxslim.h, onnxslim/passes.h) is used.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/RunCommands.h"
 
-#include "backend/Writer.h"
-#include "frontend/DataFile.h"
-#include "frontend/Loader.h"
-#include "ir/Verifier.h"
-#include "runtime/Inputs.h"
-#include "runtime/Interpreter.h"
 #include "onnxslim/onnxslim.h"
+#include "onnxslim/passes.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -41,7 +36,7 @@ std::unique_ptr<Model> loadChecked(const std::string &path, std::string &error) 
     error = model.error();
     return nullptr;
   }
-  std::vector<std::string> problems = verify(**model, 1);
+  std::vector<std::string> problems = verify(**model, 1); // the IR's invariants
   if (!problems.empty()) {
     error = path + ": invalid model: " + problems.front();
     return nullptr;
@@ -56,25 +51,21 @@ std::string describeTensor(const Tensor &t) {
   return s + "]";
 }
 
-/// The input options from --seed, --dim and --input-specs.
-bool inputOptions(const InputArgs &args, const std::string &modelPath, rt::InputOptions &opts,
-                  std::string &error) {
-  opts.seed = args.seed;
-  for (const std::string &d : args.dims) {
-    rt::Status s = rt::parseDimFlag(d, opts.dims);
-    if (!s.ok()) {
+/// The input options from --seed, --dim and --input-specs (the spec file
+/// is read now, so that a bad one fails before any input file is read).
+bool inputOptions(const InputArgs &args, const std::string &modelPath, RunConfig &config, std::string &error) {
+  config.seed = args.seed;
+  for (const std::string &d : args.dims)
+    if (Status s = parseDim(d, config.dims); !s) {
       error = "--dim " + d + ": " + s.message();
       return false;
     }
-  }
   if (!args.inputSpecs.empty()) {
     size_t colon = args.inputSpecs.rfind(':');
-    std::string file = args.inputSpecs.substr(0, colon);
-    std::string name = colon != std::string::npos
-                           ? args.inputSpecs.substr(colon + 1)
-                           : std::filesystem::path(modelPath).stem().string();
-    rt::Status s = rt::loadInputSpecs(file, name, opts.specs);
-    if (!s.ok()) {
+    config.specFile = args.inputSpecs.substr(0, colon);
+    config.specModel = colon != std::string::npos ? args.inputSpecs.substr(colon + 1)
+                                                  : std::filesystem::path(modelPath).stem().string();
+    if (Status s = checkInputSpecs(config.specFile, config.specModel); !s) {
       error = "--input-specs " + args.inputSpecs + ": " + s.message();
       return false;
     }
@@ -85,9 +76,9 @@ bool inputOptions(const InputArgs &args, const std::string &modelPath, rt::Input
 /// Given --input flags (NAME=FILE.pb, or FILE.pb naming its input itself),
 /// Execute: reads each file as the kind of value its input declares
 /// (TensorProto, SequenceProto, OptionalProto), Result: the values by
-/// input position, or false with a one-line error naming the file.
-bool readInputFiles(const Graph &graph, const std::vector<std::string> &flags,
-                    std::map<size_t, DataValue> &values, std::string &error) {
+/// input name, or false with a one-line error naming the file.
+bool readInputFiles(const Model &model, const std::vector<std::string> &flags, std::map<std::string, RunValue> &values,
+                    std::string &error) {
   for (const std::string &flag : flags) {
     size_t eq = flag.find('=');
     std::string name = eq == std::string::npos ? "" : flag.substr(0, eq);
@@ -96,50 +87,31 @@ bool readInputFiles(const Graph &graph, const std::vector<std::string> &flags,
       error = "--input " + flag + ": no input name before '='";
       return false;
     }
-    size_t index = 0;
-    DataValue value;
-    if (!loadInputFile(graph, name, file, index, value, error)) {
+    Result<std::pair<std::string, RunValue>> value = readInputFile(model, file, name);
+    if (!value) {
+      error = value.error();
       if (name.empty() && error.find("is not an input of the model") != std::string::npos)
         error += "; use --input NAME=FILE.pb";
       return false;
     }
-    if (!values.emplace(index, std::move(value)).second) {
-      error = "--input " + flag + ": input '" + graph.input(index)->name() + "' is given more than once";
+    if (!values.emplace(value->first, std::move(value->second)).second) {
+      error = "--input " + flag + ": input '" + value->first + "' is given more than once";
       return false;
     }
   }
   return true;
 }
 
-RunValue toRunValue(const DataValue &v) {
+std::string describeValue(const RunValue &v) {
   switch (v.kind) {
-  case DataValue::Kind::Tensor:
-    return RunValue::fromTensor(v.tensor);
-  case DataValue::Kind::Sequence: {
-    RunValue out;
-    out.kind = RunValue::Kind::Sequence;
-    out.sequence = v.sequence;
-    return out;
-  }
-  case DataValue::Kind::Optional: {
-    RunValue out;
-    out.kind = RunValue::Kind::Optional;
-    if (v.optional)
-      out.optional = std::make_shared<const RunValue>(toRunValue(*v.optional));
-    return out;
-  }
-  }
-  return RunValue();
-}
-
-std::string describeValue(const DataValue &v) {
-  switch (v.kind) {
-  case DataValue::Kind::Tensor:
+  case RunValue::Kind::Tensor:
     return describeTensor(*v.tensor);
-  case DataValue::Kind::Sequence:
+  case RunValue::Kind::Sequence:
     return "sequence of " + std::to_string(v.sequence.size()) + " tensor(s)";
-  case DataValue::Kind::Optional:
+  case RunValue::Kind::Optional:
     return v.optional ? "optional holding " + describeValue(*v.optional) : "empty optional";
+  case RunValue::Kind::None:
+    break;
   }
   return "?";
 }
@@ -159,127 +131,90 @@ int runModelCommand(const RunArgs &args) {
     if (!report.status)
       return fail(args.model + ": --optimize: " + report.status.message());
   }
-  rt::InputOptions opts;
-  if (!inputOptions(args.in, args.model, opts, error))
+  RunConfig config;
+  if (!inputOptions(args.in, args.model, config, error))
     return fail(error);
-  const Graph &graph = *model->graph();
-  std::map<size_t, DataValue> given;
-  if (!readInputFiles(graph, args.in.inputs, given, error))
+  config.checkInputShapes = !args.noInputShapeCheck;
+  std::map<std::string, RunValue> given;
+  if (!readInputFiles(*model, args.in.inputs, given, error))
     return fail(error);
-  for (const auto &[index, value] : given)
-    opts.provided.insert(graph.input(index)->name());
-  std::vector<rt::RtValue> inputs, outputs;
-  rt::Status s = rt::makeInputs(graph, opts, inputs);
-  if (!s.ok())
-    return fail(args.model + ": " + s.message());
-  for (const auto &[index, value] : given)
-    inputs[index] = rt::fromDataValue(value);
-  rt::RunOptions runOpts;
-  runOpts.profile = args.profile;
-  runOpts.profileNodes = args.profileNodes > 0;
-  runOpts.checkInputShapes = !args.noInputShapeCheck;
-  rt::Interpreter interp(*model, rt::OpRegistry::builtin(), runOpts);
-  s = interp.run(graph, inputs, outputs);
-  if (!s.ok())
-    return fail(args.model + ": " + s.message());
+  ProfileOptions profile;
+  profile.benchRuns = args.benchRuns;
+  profile.opTimes = args.profile;
+  profile.nodeTimes = args.profileNodes > 0;
+  Result<RunReport> ran = runProfiled(*model, given, config, profile);
+  if (!ran)
+    return fail(args.model + ": " + ran.error());
 
   if (args.benchRuns > 0) {
-    // Two untimed warm-up runs first, as the ONNX Runtime oracle does
-    // (tools/oracle/oracle.js --bench): the first runs after the reference
-    // one still settle (buffer reuse, caches, clocks), and ratios between
-    // the two are taken over the same kind of runs.
-    for (int r = 0; r < 2; ++r) {
-      std::vector<rt::RtValue> warm;
-      s = interp.run(graph, inputs, warm);
-      if (!s.ok())
-        return fail(args.model + ": " + s.message());
-    }
     std::vector<double> ms;
-    for (int r = 0; r < args.benchRuns; ++r) {
-      std::vector<rt::RtValue> again;
-      auto t0 = std::chrono::steady_clock::now();
-      s = interp.run(graph, inputs, again);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-      if (!s.ok())
-        return fail(args.model + ": " + s.message());
-    }
+    for (double seconds : ran->benchSeconds)
+      ms.push_back(seconds * 1e3);
     std::nth_element(ms.begin(), ms.begin() + static_cast<long>(ms.size() / 2), ms.end());
     std::printf("latency_ms: %.3f (median of %d runs)\n", ms[ms.size() / 2], args.benchRuns);
   }
   if (args.profile) {
-    std::vector<std::pair<std::string, rt::OpProfile>> ops(interp.profile().begin(), interp.profile().end());
-    std::sort(ops.begin(), ops.end(), [](auto &a, auto &b) { return a.second.seconds > b.second.seconds; });
+    std::vector<OpTime> ops = ran->ops;
+    std::sort(ops.begin(), ops.end(), [](auto &a, auto &b) { return a.seconds > b.seconds; });
     double total = 0;
-    for (auto &[op, p] : ops)
+    for (const OpTime &p : ops)
       total += p.seconds;
     std::printf("%-28s %8s %12s %7s\n", "op", "calls", "ms", "share");
-    for (auto &[op, p] : ops)
-      std::printf("%-28s %8lld %12.3f %6.1f%%\n", op.c_str(), static_cast<long long>(p.calls), p.seconds * 1e3,
+    for (const OpTime &p : ops)
+      std::printf("%-28s %8lld %12.3f %6.1f%%\n", p.op.c_str(), static_cast<long long>(p.calls), p.seconds * 1e3,
                   total > 0 ? 100 * p.seconds / total : 0.0);
   }
 
   if (args.profileNodes > 0) {
-    std::vector<rt::NodeProfile> nodes = interp.nodeProfile();
+    std::vector<NodeTime> nodes = ran->nodes;
     double total = 0;
-    for (const rt::NodeProfile &n : nodes)
-      total += n.time.seconds;
-    std::stable_sort(nodes.begin(), nodes.end(),
-                     [](auto &a, auto &b) { return a.time.seconds > b.time.seconds; });
+    for (const NodeTime &n : nodes)
+      total += n.seconds;
+    std::stable_sort(nodes.begin(), nodes.end(), [](auto &a, auto &b) { return a.seconds > b.seconds; });
     nodes.resize(std::min(nodes.size(), static_cast<size_t>(args.profileNodes)));
     std::printf("%-32s %-20s %8s %12s %7s  %s\n", "node", "op", "calls", "ms", "share",
                 "input shapes (first call)");
     // An unnamed node is shown by its first result: "(-> y)".
-    auto label = [](const Node &node) {
-      if (!node.name().empty() || node.numResults() == 0 || !node.result(0))
-        return node.name();
-      return "(-> " + node.result(0)->name() + ")";
-    };
-    for (const rt::NodeProfile &n : nodes)
-      std::printf("%-32s %-20s %8lld %12.3f %6.1f%%  %s\n", label(*n.node).c_str(),
-                  n.node->opType().c_str(), static_cast<long long>(n.time.calls),
-                  n.time.seconds * 1e3, total > 0 ? 100 * n.time.seconds / total : 0.0,
+    auto label = [](const NodeTime &n) { return !n.node.empty() || n.output.empty() ? n.node : "(-> " + n.output + ")"; };
+    for (const NodeTime &n : nodes)
+      std::printf("%-32s %-20s %8lld %12.3f %6.1f%%  %s\n", label(n).c_str(), n.op.c_str(),
+                  static_cast<long long>(n.calls), n.seconds * 1e3, total > 0 ? 100 * n.seconds / total : 0.0,
                   n.inputShapes.c_str());
   }
 
-  // Every output is converted and serialized before the first file is
-  // written, so that an output that cannot be stored leaves nothing behind.
+  // Every output is serialized before the first file is written, so that an
+  // output that cannot be stored leaves nothing behind.
   struct Pending {
-    DataValue value;
+    std::string name;
+    std::string description;
     std::string path;
     std::string bytes;
   };
   std::vector<Pending> files;
   std::vector<std::string> names;
-  for (size_t i = 0; i < outputs.size(); ++i)
-    names.push_back(graph.output(i)->name());
-  std::vector<std::string> fileNames = dataFileNames(names); // as oracle.js names them
+  for (const auto &[name, value] : ran->outputs)
+    names.push_back(name);
+  std::vector<std::string> fileNames = valueFileNames(names); // as oracle.js names them
   std::set<std::string> written;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string &name = names[i];
+  for (size_t i = 0; i < ran->outputs.size(); ++i) {
+    const auto &[name, value] = ran->outputs[i];
     if (!written.insert(fileNames[i]).second)
       continue; // the same output listed twice
-    Pending p;
-    s = rt::toDataValue(outputs[i], name, p.value);
-    if (!s.ok())
-      return fail(args.model + ": output " + s.message());
-    if (!serializeDataValue(p.value, p.bytes, error))
-      return fail(args.model + ": output '" + name + "': " + error);
-    p.path = (std::filesystem::path(args.outputDir) / fileNames[i]).string();
-    files.push_back(std::move(p));
+    Result<std::string> bytes = serializeValue(value, name);
+    if (!bytes)
+      return fail(args.model + ": output " + bytes.error());
+    files.push_back({name, describeValue(value), (std::filesystem::path(args.outputDir) / fileNames[i]).string(),
+                     std::move(*bytes)});
   }
   std::error_code ec;
   std::filesystem::create_directories(args.outputDir, ec);
   if (ec)
     return fail("cannot create " + args.outputDir + ": " + ec.message());
   for (const Pending &p : files) {
-    auto write = [&](std::ostream &os, std::string &) {
-      os.write(p.bytes.data(), static_cast<std::streamsize>(p.bytes.size()));
-      return true;
-    };
-    if (!writeFileAtomically(p.path, write, error))
-      return fail(error);
+    if (Status s = writeFile(p.path, p.bytes); !s)
+      return fail(s.message());
     if (!args.quiet)
-      std::cout << p.value.name << ": " << describeValue(p.value) << " -> " << p.path << "\n";
+      std::cout << p.name << ": " << p.description << " -> " << p.path << "\n";
   }
   return 0;
 }
@@ -299,22 +234,17 @@ int verifyModelsCommand(const VerifyArgs &args) {
   opts.atol = args.atol;
   opts.referenceName = args.modelA;
   opts.candidateName = args.modelB;
-  for (const std::string &d : args.in.dims) {
-    rt::Status s = rt::parseDimFlag(d, opts.dims);
-    if (!s.ok())
+  for (const std::string &d : args.in.dims)
+    if (Status s = parseDim(d, opts.dims); !s)
       return fail("--dim " + d + ": " + s.message());
-  }
   if (!args.in.inputSpecs.empty()) {
     size_t colon = args.in.inputSpecs.rfind(':');
     opts.specFile = args.in.inputSpecs.substr(0, colon);
     opts.specModel = colon != std::string::npos ? args.in.inputSpecs.substr(colon + 1)
                                                 : std::filesystem::path(args.modelA).stem().string();
   }
-  std::map<size_t, DataValue> given;
-  if (!readInputFiles(*a->graph(), args.in.inputs, given, error))
+  if (!readInputFiles(*a, args.in.inputs, opts.inputs, error))
     return fail(error);
-  for (const auto &[index, value] : given)
-    opts.inputs[a->graph()->input(index)->name()] = toRunValue(value);
   Result<VerifyReport> report = verify(*a, *b, opts);
   if (!report)
     return fail(report.error());

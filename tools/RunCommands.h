@@ -1,6 +1,7 @@
 //===- tools/RunCommands.h - `onnxslim run` and `onnxslim verify` -*- C++ -*-===//
 //
-// Two subcommands built on the interpreter (runtime/):
+// Two subcommands built on the library's interpreter (run, runProfiled,
+// verify in onnxslim/onnxslim.h):
 //
 //   onnxslim run MODEL [--input NAME=FILE.pb ...] [--seed N] [--dim SYM=N]
 //                      [--input-specs FILE[:NAME]] [--output-dir DIR] [--bench N]
@@ -10,11 +11,11 @@
 //     alone names its input by its own name field; others: seeded random
 //     values that respect each input's dtype and shape) and writes every
 //     output the same way, as DIR/<output name>.pb with the output's name
-//     in the file. File names (backend/Writer.h dataFileNames, as
-//     tools/oracle/oracle.js names its files): bytes outside [A-Za-z0-9._-]
-//     become '_'; names that would share a file so get their hash before
-//     ".pb", except one that needed no change (a_b, a/b, a:b -> a_b.pb,
-//     a_b.3a8e75c1.pb, a_b.08bd8540.pb). A bad input file is one error
+//     in the file. File names (valueFileNames(), as tools/oracle/oracle.js
+//     names its files): bytes outside [A-Za-z0-9._-] become '_'; names
+//     that would share a file so get their hash before ".pb", except one
+//     that needed no change (a_b, a/b, a:b -> a_b.pb, a_b.3a8e75c1.pb,
+//     a_b.08bd8540.pb). A bad input file is one error
 //     line, exit status 1, and nothing is written. --bench N then runs it
 //     N more times and prints "latency_ms: <median>" (one thread).
 //
@@ -64,7 +65,7 @@ struct VerifyArgs {
   std::string modelA;
   std::string modelB;
   int samples = 1;
-  /// Unset: the tolerance of each output's precision (runtime/Compare.h).
+  /// Unset: the tolerance of each output's precision (docs/API.md, Tolerances).
   std::optional<double> rtol;
   std::optional<double> atol;
   InputArgs in;

@@ -10,25 +10,22 @@
 // path where there is one) and the exit status is non-zero. The input is
 // never modified and a half-written output never remains.
 //
-// The optimizer validates its input (ir/Validate.h) before any pass and
-// refuses an invalid model unless --allow-invalid; it validates the optimized
-// model again before writing it (an invalid result is a pass bug: nothing is
-// written; --verify-each validates after every pass to name it).
+// The optimizer validates its input against the ONNX spec before any pass
+// and refuses an invalid model unless --allow-invalid; it validates the
+// optimized model again before writing it (an invalid result is a pass bug:
+// nothing is written; --verify-each validates after every pass to name it).
+//
+// Like any downstream program, the command line reaches the library only
+// through its public headers (onnxslim/onnxslim.h; onnxslim/passes.h for
+// the pass registry, the IR verifier and the type printer):
+// tests/api/tools_public_includes.py checks it.
 //
 //===----------------------------------------------------------------------===//
 #include "onnxslim/onnxslim.h"
+#include "onnxslim/passes.h"
 
-#include "backend/Writer.h"
-#include "frontend/Loader.h"
-#include "frontend/Npy.h"
-#include "ir/Printer.h"
-#include "ir/Validate.h"
-#include "ir/Verifier.h"
-#include "runtime/Inputs.h"
 #include "tools/RunCommands.h"
 #include "tools/Summary.h"
-#include "transforms/PassRegistry.h"
-#include "transforms/Passes.h"
 
 #include <CLI/CLI.hpp>
 
@@ -57,13 +54,6 @@ bool checkIR(const Model &model, const std::string &path, std::string &error) {
     return true;
   error = path + ": invalid model: " + problems.front();
   return false;
-}
-
-/// The validator's diagnostics for `model`, each prefixed by `file`.
-std::vector<std::string> problemsOf(const Model &model, std::string file) {
-  ValidateOptions opts;
-  opts.file = std::move(file);
-  return validate(model, opts);
 }
 
 /// A model read with the library, or null with `error` set.
@@ -127,12 +117,12 @@ PassRegistry makeRegistry(const MainArgs &args) {
   return registry;
 }
 
-int listPasses(const MainArgs &args) {
+int printPasses(const MainArgs &args) {
   PassRegistry registry = makeRegistry(args);
-  std::cout << "Passes (default pipeline: " << defaultPipeline() << "):\n";
-  for (const PassInfo *p : registry.passes())
-    std::cout << "  " << p->name << std::string(p->name.size() < 34 ? 34 - p->name.size() : 1, ' ')
-              << p->description << "\n";
+  std::cout << "Passes (default pipeline: " << defaultPipelineFor("onnx") << "):\n";
+  for (const PassDescription &p : listPasses(&registry))
+    std::cout << "  " << p.name << std::string(p.name.size() < 34 ? 34 - p.name.size() : 1, ' ')
+              << p.description << "\n";
   return 0;
 }
 
@@ -158,13 +148,11 @@ bool optimizeOptions(MainArgs &args, const PassRegistry &registry, std::string &
                  : args.modelCheck   ? ModelCheckMode::Require
                  : args.noModelCheck ? ModelCheckMode::Off
                                      : ModelCheckMode::Auto;
-  for (const std::string &d : args.dims) {
-    rt::Status s = rt::parseDimFlag(d, o.checkDims);
-    if (!s.ok()) {
+  for (const std::string &d : args.dims)
+    if (Status s = parseDim(d, o.checkDims); !s) {
       error = "--dim " + d + ": " + s.message();
       return false;
     }
-  }
   if (!args.inputSpecs.empty()) {
     size_t colon = args.inputSpecs.rfind(':');
     o.checkSpecFile = args.inputSpecs.substr(0, colon);
@@ -191,14 +179,12 @@ bool optimizeOptions(MainArgs &args, const PassRegistry &registry, std::string &
       error = "--model-check-inputs " + spec + ": expected NAME:FILE.npy or NAME:FILE.pb";
       return false;
     }
-    std::string file = spec.substr(colon + 1);
-    TensorPtr t = file.size() > 4 && file.compare(file.size() - 4, 4, ".npy") == 0 ? loadNpyFile(file, error)
-                                                                                   : loadTensorFile(file, error);
+    Result<TensorPtr> t = readTensorFile(spec.substr(colon + 1)); // .npy or TensorProto
     if (!t) {
-      error = "--model-check-inputs: " + error;
+      error = "--model-check-inputs: " + t.error();
       return false;
     }
-    o.checkInputs[spec.substr(0, colon)] = std::move(t);
+    o.checkInputs[spec.substr(0, colon)] = std::move(*t);
   }
   if (!o.checkInputs.empty() && o.modelCheck == ModelCheckMode::Auto)
     o.modelCheck = ModelCheckMode::Require; // real inputs given: the check must run
@@ -290,14 +276,11 @@ bool writeJsonReport(const MainArgs &args, const OptimizeReport &r, const ModelS
                       {"undoneRewrites", undone},
                       {"warnings", r.warnings},
                       {"seconds", seconds}};
-  std::string text = j.dump(2) + "\n";
-  return writeFileAtomically(
-      args.report[1],
-      [&](std::ostream &os, std::string &) {
-        os << text;
-        return static_cast<bool>(os);
-      },
-      error);
+  if (Status s = writeFile(args.report[1], j.dump(2) + "\n"); !s) {
+    error = s.message();
+    return false;
+  }
+  return true;
 }
 
 /// `onnxslim IN --inspect`: the model's interface, opsets, op counts and
@@ -307,7 +290,7 @@ int runInspect(const MainArgs &args) {
   std::unique_ptr<Model> model = loadAny(args.input, error);
   if (!model || !checkIR(*model, args.input, error))
     return fail(error);
-  for (const std::string &problem : problemsOf(*model, args.input))
+  for (const std::string &problem : validateModel(*model, args.input)) // the IR is sound: the spec's problems
     std::cerr << "onnxslim: warning: " << problem << "\n";
   const Graph &g = *model->graph();
   auto typeText = [](const std::optional<Type> &t) { return t ? typeToText(*t) : std::string("?"); };
@@ -335,10 +318,14 @@ int runInspect(const MainArgs &args) {
 
 /// Writes the model as text to standard output (OUT = "-").
 bool printToStdout(const Model &model, std::string &error) {
-  PrintOptions opts;
-  opts.printLargeConstants = true;
-  std::string text = toText(model, opts);
-  std::cout << text << (text.empty() || text.back() != '\n' ? "\n" : "");
+  WriteOptions opts;
+  opts.format = ModelFormat::Text; // every constant in full: it reads back
+  Result<std::string> text = saveToBytes(model, opts);
+  if (!text) {
+    error = text.error();
+    return false;
+  }
+  std::cout << *text << (text->empty() || text->back() != '\n' ? "\n" : "");
   std::cout.flush();
   if (!std::cout)
     error = "cannot write to standard output";
@@ -473,12 +460,17 @@ int runDump(const std::string &input, bool largeConstants) {
   std::unique_ptr<Model> model = loadAny(input, error);
   if (!model || !checkIR(*model, input, error))
     return fail(error);
-  // An invalid model is still printed (that is how one looks at it), with a warning.
-  for (const std::string &problem : problemsOf(*model, input))
+  // An invalid model is still printed (that is how one looks at it), with a
+  // warning (the IR is sound: the spec's problems).
+  for (const std::string &problem : validateModel(*model, input))
     std::cerr << "onnxslim: warning: " << problem << "\n";
-  PrintOptions opts;
+  WriteOptions opts;
+  opts.format = ModelFormat::Text;
   opts.printLargeConstants = largeConstants;
-  printModel(std::cout, *model, opts);
+  Result<std::string> text = saveToBytes(*model, opts);
+  if (!text)
+    return fail(text.error());
+  std::cout << *text;
   return std::cout ? 0 : fail("cannot write to standard output");
 }
 
@@ -488,11 +480,7 @@ int runCheck(const std::string &input) {
   std::unique_ptr<Model> model = loadAny(input, error);
   if (!model)
     return fail(error);
-  std::vector<std::string> problems;
-  for (const std::string &p : verify(*model, 20))
-    problems.push_back(input + ": IR invariant broken: " + p);
-  for (std::string &p : problemsOf(*model, input))
-    problems.push_back(std::move(p));
+  std::vector<std::string> problems = validateModel(*model, input);
   if (problems.empty()) {
     std::cout << input << ": valid\n";
     return 0;
@@ -770,7 +758,7 @@ int main(int argc, char **argv) {
   mainArgs.passesGiven = passesOpt->count() > 0;
   mainArgs.emitGiven = app.count("--emit") > 0;
   if (mainArgs.listPasses)
-    return listPasses(mainArgs);
+    return printPasses(mainArgs);
   if (mainArgs.input.empty()) {
     std::cerr << "onnxslim: error: no input model (usage: onnxslim IN OUT [options]; onnxslim --help)\n";
     return 2;
