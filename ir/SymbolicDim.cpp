@@ -121,6 +121,15 @@ bool SymDim::isNamedSymbol() const {
   return c == 1 && m.size() == 1 && m[0].kind == SymAtom::Kind::Named;
 }
 
+std::optional<SymAtom> SymDim::soleAtom() const {
+  if (!known_ || terms_.size() != 1)
+    return std::nullopt;
+  const auto &[m, c] = *terms_.begin();
+  if (c != 1 || m.size() != 1)
+    return std::nullopt;
+  return m[0];
+}
+
 std::optional<int64_t> SymDim::lowerBound() const {
   if (!known_)
     return std::nullopt;
@@ -259,7 +268,55 @@ SymDim SymDim::ceilDiv(int64_t k) const {
 
 bool provablyDifferent(const SymDim &a, const SymDim &b) {
   auto x = a.constantValue(), y = b.constantValue();
-  return x && y && *x != *y;
+  if (x && y)
+    return *x != *y;
+  return provablyAtLeast(a, b, 1) || provablyAtLeast(b, a, 1);
+}
+
+bool provablyAtLeast(const SymDim &a, const SymDim &b, int64_t margin) {
+  if (a.isUnknown() || b.isUnknown())
+    return false;
+  if (std::optional<int64_t> low = (a - b).lowerBound(); low && *low >= margin)
+    return true;
+  if (margin > 0)
+    return false;
+  // b = min(a, c) <= a.
+  if (auto ops = minimumOperands(b))
+    return margin == 0 && (ops->first == a.str() || ops->second == a.str());
+  return false;
+}
+
+SymDim minimum(const SymDim &a, const SymDim &b) {
+  if (a.isUnknown() || b.isUnknown())
+    return SymDim();
+  if (provablyAtLeast(b, a))
+    return a;
+  if (provablyAtLeast(a, b))
+    return b;
+  std::string x = a.str(), y = b.str();
+  if (y < x)
+    std::swap(x, y);
+  return SymDim::opaque("min(" + x + ", " + y + ")");
+}
+
+std::optional<std::pair<std::string, std::string>> minimumOperands(const SymDim &d) {
+  std::optional<SymAtom> atom = d.soleAtom();
+  if (!atom || atom->kind != SymAtom::Kind::Opaque)
+    return std::nullopt;
+  const std::string &text = atom->name;
+  if (text.rfind("min(", 0) != 0 || text.back() != ')')
+    return std::nullopt;
+  int depth = 0;
+  for (size_t i = 4; i + 1 < text.size(); ++i) {
+    char c = text[i];
+    if (c == '(')
+      ++depth;
+    else if (c == ')' && --depth < 0)
+      return std::nullopt; // `min(a) + min(b)`: not one atom
+    else if (c == ',' && depth == 0 && text.compare(i, 2, ", ") == 0)
+      return std::make_pair(text.substr(4, i - 4), text.substr(i + 2, text.size() - i - 3));
+  }
+  return std::nullopt;
 }
 
 SymShape toSymShape(const Shape &shape) {

@@ -59,6 +59,8 @@ public:
   std::optional<int64_t> constantValue() const;
   /// Whether this is exactly one named atom (coefficient 1, no constant).
   bool isNamedSymbol() const;
+  /// The atom when this is exactly one atom (coefficient 1, no constant).
+  std::optional<SymAtom> soleAtom() const;
   /// A constant, a lone named atom, or unknown for anything else.
   Dim toDim() const;
   /// A value this dim is provably at least: its constant term when every
@@ -95,8 +97,19 @@ private:
 
 /// Both known and equal: the two dims are the same size at run time.
 inline bool provablyEqual(const SymDim &a, const SymDim &b) { return a.isKnown() && a == b; }
-/// Known and provably of different sizes (differing constants only).
+/// Known and provably of different sizes: differing constants, or one
+/// provably greater than the other (`batch` vs -1, `n + 1` vs `n`).
 bool provablyDifferent(const SymDim &a, const SymDim &b);
+/// a >= b + margin for every size the atoms can take: `a - b` has a lower
+/// bound >= margin, or (margin <= 0) b is `min(a, ...)`.
+bool provablyAtLeast(const SymDim &a, const SymDim &b, int64_t margin = 0);
+/// min(a, b) of two known dims: the smaller one when that is provable, else
+/// the opaque atom `min(A, B)` (operands in canonical order), which
+/// provablyAtLeast knows is at most each operand; unknown when either is.
+SymDim minimum(const SymDim &a, const SymDim &b);
+/// Given a dim, Result: its operands when it is exactly one `min(A, B)`
+/// atom made by minimum().
+std::optional<std::pair<std::string, std::string>> minimumOperands(const SymDim &d);
 
 using SymShape = std::vector<SymDim>;
 

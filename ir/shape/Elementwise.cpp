@@ -320,6 +320,18 @@ SymDim compare(const SymDim &a, const SymDim &b, const std::function<bool(int64_
   auto x = cst(a), y = cst(b);
   if (x && y)
     return fromBool(op(*x, *y));
+  // Symbolic sizes: decided when their order is provable (`batch` >= 0 > -1).
+  // op(1, 0), op(0, 1) and op(0, 0) tell which of >, <, == the op accepts.
+  if (provablyAtLeast(a, b, 1))
+    return fromBool(op(1, 0));
+  if (provablyAtLeast(b, a, 1))
+    return fromBool(op(0, 1));
+  if (provablyEqual(a, b))
+    return fromBool(op(0, 0));
+  if (provablyAtLeast(a, b) && op(1, 0) == op(0, 0))
+    return fromBool(op(1, 0)); // a >= b: > and == agree
+  if (provablyAtLeast(b, a) && op(0, 1) == op(0, 0))
+    return fromBool(op(0, 1));
   return SymDim();
 }
 

@@ -9,6 +9,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 namespace onnxslim::shape {
@@ -440,6 +441,22 @@ SymDim broadcastDim(const SymDim &a, const SymDim &b, bool &ok) {
   if (cb && *cb == 1)
     return a;
   if (provablyEqual(a, b))
+    return a;
+  // min(b, k) with k >= 1 is b or k; it is 1 when b is: wherever the two
+  // broadcast, the result is b (slicing a longer constant table to a
+  // sequence length, then broadcasting against that length).
+  auto minOf = [](const SymDim &m, const SymDim &x) {
+    auto ops = minimumOperands(m);
+    if (!ops)
+      return false;
+    std::string other = ops->first == x.str() ? ops->second : ops->second == x.str() ? ops->first : "";
+    char *end = nullptr;
+    long long k = other.empty() ? 0 : std::strtoll(other.c_str(), &end, 10);
+    return end && *end == '\0' && k >= 1;
+  };
+  if (minOf(a, b))
+    return b;
+  if (minOf(b, a))
     return a;
   if (ca && cb) {
     ok = false;

@@ -695,18 +695,18 @@ SymDim sliceDim(const SymDim &d, const SymDim &s, const SymDim &e, int64_t step)
       end = d + e; // max(0, d + e): the final max(0, .) covers the clamp
     else if (dc)
       end = SymDim::constant(std::min(*ec, *dc));
-    else if (atLeast(d, *ec))
-      end = e;
     else
-      return SymDim(); // truncation of a symbolic dim: min(e, d) is not known
+      end = minimum(e, d); // e itself when provably <= d
   } else if (provablyEqual(e, d)) {
     end = d;
-  } else if (atLeast(e, 0) && atLeast(d - e, 0)) {
-    end = e; // provably within [0, d]
+  } else if (atLeast(e, 0)) {
+    end = minimum(e, d); // e when provably within [0, d], else min(e, d)
   } else {
-    return SymDim(); // an end from another tensor may exceed the dim (or be negative)
+    return SymDim(); // an end from another tensor may be negative
   }
-  SymDim len = nonNegative(end - start);
+  // Both operands of a minimum here are >= 0, so from 0 it is the length.
+  auto zero = start.constantValue();
+  SymDim len = zero && *zero == 0 && minimumOperands(end) ? end : nonNegative(end - start);
   return len.isUnknown() ? len : len.ceilDiv(step);
 }
 

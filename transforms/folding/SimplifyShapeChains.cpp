@@ -16,11 +16,13 @@
 // It runs ir/ShapeInference (which follows the contents of small integer
 // tensors as symbolic dims, ir/SymbolicDim) and then, in one walk:
 //
-//  1. Any node result that is an int32/int64 scalar or 1-D tensor whose
-//     every element is a known number becomes a constant: Shape (with
+//  1. Any node result that is an int32/int64/bool scalar or 1-D tensor
+//     whose every element is a known number becomes a constant: Shape (with
 //     start/end, opset 15) of a value whose selected dims are known,
 //     Shape -> Gather / Slice of known dims, Size of a static shape,
-//     Concat of known pieces, arithmetic on them...
+//     Concat of known pieces, arithmetic on them, comparisons of sizes
+//     whose order is provable (Equal(Shape(x), -1) is false: a size is
+//     never negative)...
 //  2. A Reshape whose target is not constant but whose elements are each a
 //     number or a symbolic expression gets a constant target: a number is
 //     kept, an element provably equal to the input's dim at the same
@@ -29,6 +31,10 @@
 //     when another dim of the target can be 0 at run time: -1 cannot be
 //     inferred next to a 0, so [N, M*K] of an empty batch must not become
 //     {0, -1}).
+//  3. A result whose elements (numbers or symbolic expressions) and shape
+//     are provably those of one of the node's operands is replaced by that
+//     operand: torch's expand(-1) form Where(Equal(s, -1), 1, s) is s when
+//     s holds sizes.
 //
 // Conditions: default-domain nodes without subgraphs; the node and its
 // inputs are left for eliminate-dead-nodes when unused afterwards. A result
@@ -60,10 +66,20 @@ std::optional<std::vector<int64_t>> constantElements(const std::vector<SymDim> &
   return out;
 }
 
-/// A tensor of `dtype` (int32 or int64) and `dims` holding `values`.
+/// A tensor of `dtype` (int32, int64 or bool) and `dims` holding `values`.
 TensorPtr makeIntTensor(DataType dtype, std::vector<int64_t> dims, const std::vector<int64_t> &values) {
   if (dtype == DataType::Int64)
     return Tensor::fromValues<int64_t>(dtype, std::move(dims), values);
+  if (dtype == DataType::Bool) {
+    std::vector<uint8_t> bytes;
+    bytes.reserve(values.size());
+    for (int64_t v : values) {
+      if (v != 0 && v != 1)
+        return nullptr;
+      bytes.push_back(static_cast<uint8_t>(v));
+    }
+    return Tensor::fromValues<uint8_t>(dtype, std::move(dims), bytes);
+  }
   std::vector<int32_t> narrow;
   narrow.reserve(values.size());
   for (int64_t v : values) {
@@ -102,7 +118,7 @@ private:
         for (Graph *sg : n->subgraphs())
           visit(*sg);
       } else if (n->isDefaultDomain() && !n->is("Constant")) {
-        if (!foldKnownResults(n) && n->is("Reshape"))
+        if (!foldKnownResults(n) && !forwardEqualOperand(n) && n->is("Reshape"))
           staticReshapeTarget(n);
       }
       n = next;
@@ -166,10 +182,45 @@ private:
     return false;
   }
 
+  /// Rule 3. Result: whether `n`'s one result was replaced by an operand
+  /// that provably holds the same elements (Where(Equal(Shape(x), -1), 1,
+  /// Shape(x)) is Shape(x): a size is never -1).
+  bool forwardEqualOperand(Node *n) {
+    Value *r = n->numResults() == 1 ? n->result(0) : nullptr;
+    if (!r || !r->hasUses() || r->isGraphOutput())
+      return false;
+    std::optional<std::vector<SymDim>> elems = inferencer_.symbolicElements(r);
+    std::optional<SymShape> shape = inferencer_.symbolicShape(r);
+    std::optional<DataType> dt = knownElemType(r);
+    if (!elems || !shape || !dt)
+      return false;
+    for (Value *op : n->operands()) {
+      if (!op || op == r || knownElemType(op) != dt)
+        continue;
+      std::optional<SymShape> opShape = inferencer_.symbolicShape(op);
+      if (!opShape || opShape->size() != shape->size() ||
+          !std::equal(shape->begin(), shape->end(), opShape->begin(), provablyEqual))
+        continue;
+      std::optional<std::vector<SymDim>> opElems = inferencer_.symbolicElements(op);
+      if (!opElems || opElems->size() != elems->size() ||
+          !std::equal(elems->begin(), elems->end(), opElems->begin(), provablyEqual))
+        continue;
+      if (!context_.beginRewrite("equal-operands", *n, /*exact=*/true))
+        return false;
+      inferencer_.forget(r);
+      rewriter_.notifyRewrite(n, "the result holds the same elements as operand '" + op->name() + "'");
+      rewriter_.replaceAllUsesWith(r, op);
+      rewriter_.eraseNode(n);
+      ++context_.counter("equal-operands", "Results provably equal to an operand, replaced by it");
+      return true;
+    }
+    return false;
+  }
+
   /// The constant a result provably holds, or null.
   TensorPtr knownIntTensor(const Value *r) {
     std::optional<DataType> dt = knownElemType(r);
-    if (!dt || (*dt != DataType::Int64 && *dt != DataType::Int32))
+    if (!dt || (*dt != DataType::Int64 && *dt != DataType::Int32 && *dt != DataType::Bool))
       return nullptr;
     std::optional<SymShape> shape = inferencer_.symbolicShape(r);
     if (!shape || shape->size() > 1 || !isStatic(*shape))
