@@ -35,6 +35,16 @@
 //     are provably those of one of the node's operands is replaced by that
 //     operand: torch's expand(-1) form Where(Equal(s, -1), 1, s) is s when
 //     s holds sizes.
+//  4. A result whose elements are those of an earlier value in scope (the
+//     same symbolic expressions, so equal for every size) is replaced by
+//     it: Gather(Shape(input_ids), 1) and Gather(Shape(attention_mask), 1)
+//     are both `seq`.
+//  5. Reshape(Reshape(x, s1), s2) with a single-use inner Reshape becomes
+//     Reshape(x, s2) when s2's copy rule cannot tell the two inputs apart
+//     (allowzero = 1, or every element that can be 0 sits where both
+//     inputs provably have the same dim).
+//  6./7. A Reshape or Expand whose symbolic target is the input's own shape
+//     (Expand: each element 1 or the input's dim) is its input.
 //
 // Conditions: default-domain nodes without subgraphs; the node and its
 // inputs are left for eliminate-dead-nodes when unused afterwards. A result
@@ -48,6 +58,8 @@
 #include "transforms/PatternMatch.h"
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"
+
+#include <unordered_map>
 
 namespace onnxslim {
 
@@ -115,14 +127,164 @@ private:
     for (Node *n = g.firstNode(); n;) {
       Node *next = n->next();
       if (hasSubgraphs(*n)) {
-        for (Graph *sg : n->subgraphs())
+        // A body sees the values defined before its node, not the reverse.
+        std::unordered_map<std::string, Value *> outer = seen_;
+        for (Graph *sg : n->subgraphs()) {
           visit(*sg);
+          seen_ = outer;
+        }
       } else if (n->isDefaultDomain() && !n->is("Constant")) {
-        if (!foldKnownResults(n) && !forwardEqualOperand(n) && n->is("Reshape"))
-          staticReshapeTarget(n);
+        if (!foldKnownResults(n) && !forwardEqualOperand(n) && !reuseEqualValue(n)) {
+          if (n->is("Reshape")) {
+            collapseReshapes(n);
+            if (!removeNopReshape(n))
+              staticReshapeTarget(n);
+          } else if (n->is("Expand")) {
+            removeNopExpand(n);
+          }
+        }
       }
       n = next;
     }
+  }
+
+  /// The key of a value whose shape (scalar or 1-D) and every element are
+  /// known, some symbolically: equal keys hold equal data for every size.
+  std::optional<std::string> valueKey(const Value *r) {
+    std::optional<DataType> dt = knownElemType(r);
+    std::optional<SymShape> shape = inferencer_.symbolicShape(r);
+    if (!dt || !shape || shape->size() > 1)
+      return std::nullopt;
+    std::optional<std::vector<SymDim>> elems = inferencer_.symbolicElements(r);
+    if (!elems)
+      return std::nullopt;
+    std::string key = std::to_string(static_cast<int>(*dt)) + "|" + str(*shape) + "|";
+    bool symbolic = false;
+    for (const SymDim &e : *elems) {
+      if (e.isUnknown())
+        return std::nullopt;
+      symbolic |= !e.isConstant();
+      key += e.str() + ";";
+    }
+    if (!symbolic)
+      return std::nullopt; // all numbers: rule 1 makes it a constant
+    return key;
+  }
+
+  /// Rule 4. Result: whether `n`'s one result was replaced by an earlier
+  /// value with the same key (Gather(Shape(input_ids), 1) and
+  /// Gather(Shape(attention_mask), 1) are both `seq`); the first such value
+  /// is remembered otherwise.
+  bool reuseEqualValue(Node *n) {
+    Value *r = n->numResults() == 1 ? n->result(0) : nullptr;
+    if (!r || !r->hasUses())
+      return false;
+    std::optional<std::string> key = valueKey(r);
+    if (!key)
+      return false;
+    auto [it, fresh] = seen_.emplace(*key, r);
+    if (fresh || r->isGraphOutput())
+      return false;
+    if (!context_.beginRewrite("equal-values", *n, /*exact=*/true))
+      return false;
+    inferencer_.forget(r);
+    rewriter_.notifyRewrite(n, "holds the same elements as '" + it->second->name() + "'");
+    rewriter_.replaceAllUsesWith(r, it->second);
+    rewriter_.eraseNode(n);
+    ++context_.counter("equal-values", "Results provably equal to an earlier value, replaced by it");
+    return true;
+  }
+
+  /// Whether a Reshape's output dim `i` is provably its input's dim `i`
+  /// when the target element there is 0 at run time (the copy rule).
+  static bool sameDim(const std::optional<SymShape> &a, const std::optional<SymShape> &b, size_t i) {
+    return a && b && i < a->size() && i < b->size() && provablyEqual((*a)[i], (*b)[i]);
+  }
+
+  /// Rule 5. Reshape(Reshape(x, s1), s2) with a single-use inner Reshape
+  /// is Reshape(x, s2): both keep the elements in order, so only s2's
+  /// copy rule can differ (a 0 copies the input's dim, once y's and now
+  /// x's); exact with allowzero = 1, or when every element of s2 that can
+  /// be 0 sits where y and x provably have the same dim.
+  bool collapseReshapes(Node *n) {
+    Value *y = n->operand(0);
+    Node *inner = y ? y->definingNode() : nullptr;
+    if (!inner || !inner->is("Reshape") || !inner->isDefaultDomain() || y->isGraphOutput() ||
+        !y->hasOneUse() || !inner->operand(0) || !n->operand(1))
+      return false;
+    if (n->attrInt("allowzero", 0) == 0) {
+      std::optional<std::vector<SymDim>> elems = inferencer_.symbolicElements(n->operand(1));
+      if (!elems)
+        return rewriter_.notifyMatchFailure(n, "the outer target's elements are not known");
+      std::optional<SymShape> ys = inferencer_.symbolicShape(y), xs = inferencer_.symbolicShape(inner->operand(0));
+      for (size_t i = 0; i < elems->size(); ++i) {
+        std::optional<int64_t> low = (*elems)[i].lowerBound();
+        bool neverZero = (low && *low >= 1) || ((*elems)[i].constantValue() && *(*elems)[i].constantValue() != 0);
+        if (!neverZero && !sameDim(ys, xs, i))
+          return rewriter_.notifyMatchFailure(n, "a target element can be 0 where the two inputs' dims may differ");
+      }
+    }
+    if (!context_.beginRewrite("reshape-of-reshape", *n, /*exact=*/true))
+      return false;
+    rewriter_.notifyRewrite(n, "reshapes the inner Reshape's input directly");
+    rewriter_.setOperand(n, 0, inner->operand(0));
+    rewriter_.eraseNode(inner);
+    ++context_.counter("reshape-of-reshape", "Reshapes of a single-use Reshape that read its input");
+    return true;
+  }
+
+  /// Rule 6. A Reshape whose target (constant or symbolic) is its input's
+  /// own shape, element by element (or 0 copying it), is its input.
+  bool removeNopReshape(Node *n) {
+    Value *r = n->result(0);
+    if (!r || r->isGraphOutput() || !n->operand(0) || !n->operand(1) || constantTensor(n->operand(1)))
+      return false; // constant targets: eliminate-nop-ops
+    std::optional<std::vector<SymDim>> elems = inferencer_.symbolicElements(n->operand(1));
+    std::optional<SymShape> in = inferencer_.symbolicShape(n->operand(0));
+    if (!elems || !in || elems->size() != in->size())
+      return false;
+    bool allowZero = n->attrInt("allowzero", 0) != 0;
+    for (size_t i = 0; i < in->size(); ++i) {
+      const SymDim &e = (*elems)[i];
+      std::optional<int64_t> c = e.constantValue();
+      if (!(provablyEqual(e, (*in)[i]) || (c && *c == 0 && !allowZero)))
+        return false;
+    }
+    if (!context_.beginRewrite("nop-reshape", *n, /*exact=*/true))
+      return false;
+    inferencer_.forget(r);
+    rewriter_.notifyRewrite(n, "the target is the input's own shape");
+    rewriter_.replaceAllUsesWith(r, n->operand(0));
+    rewriter_.eraseNode(n);
+    ++context_.counter("nop-reshapes", "Reshapes to the input's own (symbolic) shape removed");
+    return true;
+  }
+
+  /// Rule 7. An Expand whose target (symbolic) broadcasts to its input's own
+  /// shape (each element 1 or provably the input's dim) is its input.
+  bool removeNopExpand(Node *n) {
+    Value *r = n->result(0);
+    if (!r || r->isGraphOutput() || !n->operand(0) || !n->operand(1))
+      return false;
+    std::optional<std::vector<SymDim>> elems = inferencer_.symbolicElements(n->operand(1));
+    std::optional<SymShape> in = inferencer_.symbolicShape(n->operand(0));
+    if (!elems || !in || elems->size() > in->size())
+      return false;
+    size_t offset = in->size() - elems->size();
+    for (size_t i = 0; i < elems->size(); ++i) {
+      const SymDim &e = (*elems)[i];
+      std::optional<int64_t> c = e.constantValue();
+      if (!(provablyEqual(e, (*in)[offset + i]) || (c && *c == 1)))
+        return false;
+    }
+    if (!context_.beginRewrite("nop-expand", *n, /*exact=*/true))
+      return false;
+    inferencer_.forget(r);
+    rewriter_.notifyRewrite(n, "the target broadcasts to the input's own shape");
+    rewriter_.replaceAllUsesWith(r, n->operand(0));
+    rewriter_.eraseNode(n);
+    ++context_.counter("nop-expands", "Expands to the input's own (symbolic) shape removed");
+    return true;
   }
 
   /// Rule 1. Result: whether `n` was replaced (and erased).
@@ -305,6 +467,8 @@ private:
   Rewriter rewriter_;
   PassContext &context_;
   ShapeInferencer inferencer_;
+  /// valueKey -> the first value in scope holding it (rule 4).
+  std::unordered_map<std::string, Value *> seen_;
 };
 
 class SimplifyShapeChainsPass : public Pass {
