@@ -29,9 +29,37 @@ namespace {
 /// `scores` ([B, H, Sq, Skv]); otherwise why not. ONNX Runtime wants a mask
 /// of rank 2 to 4 whose row dim is Sq: `expandRows` says that a row dim of
 /// 1 must be expanded to the known Sq first.
+/// The shape of the mask operand: the mask's, or the broadcast of the bias
+/// and the mask when both are there (nullopt when not provable).
+std::optional<Shape> operandShape(const AttentionMaskMatch &m) {
+  std::optional<Shape> ms = m.mask ? knownShape(m.mask) : std::nullopt;
+  if (!m.bias)
+    return ms;
+  std::optional<Shape> bs = knownShape(m.bias);
+  if (!m.mask || !bs)
+    return m.mask ? std::nullopt : bs;
+  if (!ms)
+    return std::nullopt;
+  const Shape &a = ms->size() >= bs->size() ? *ms : *bs, &b = ms->size() >= bs->size() ? *bs : *ms;
+  Shape out = a;
+  for (size_t i = 0; i < b.size(); ++i) {
+    Dim &o = out[a.size() - b.size() + i];
+    const Dim &d = b[i];
+    if (d.isValue() && d.getValue() == 1)
+      continue;
+    if (o.isValue() && o.getValue() == 1)
+      o = d;
+    else if (!knownEqual(o, d))
+      return std::nullopt;
+  }
+  return out;
+}
+
 const char *checkShape(const AttentionMaskMatch &m, DataType dt, const Shape &scores, bool &expandRows) {
-  std::optional<Shape> ms = knownShape(m.mask);
-  std::optional<DataType> mt = knownElemType(m.mask);
+  std::optional<Shape> ms = operandShape(m);
+  std::optional<DataType> mt = knownElemType(m.mask ? m.mask : m.bias);
+  if (m.bias && (m.boolean || knownElemType(m.bias) != dt))
+    return "the bias added to the scores is not of q's element type, or the mask after it is boolean";
   if (!ms || !mt || *mt != (m.boolean ? DataType::Bool : dt))
     return "the mask's shape or element type is unknown or not q's (bool for a Where)";
   if (ms->size() < 2 || ms->size() > 4)
@@ -300,6 +328,69 @@ std::optional<ValueSet> valueSet(const Value *v, int depth) {
   return std::nullopt;
 }
 
+/// Given a value, Result: bounds [lo, hi] of its elements when they are
+/// finite and its producers say so: constants, ConstantOfShape, the ops that
+/// only move elements (Gather of a constant table included), Cast between floating
+/// types, Where and Concat (the hull), Add (the sum); nullopt otherwise.
+std::optional<std::pair<double, double>> valueBounds(const Value *v, int depth) {
+  std::optional<DataType> t = knownElemType(v);
+  if (!t || depth > kMaxDepth)
+    return std::nullopt;
+  auto hull = [](std::optional<std::pair<double, double>> a, std::optional<std::pair<double, double>> b) {
+    return a && b ? std::optional(std::pair(std::min(a->first, b->first), std::max(a->second, b->second)))
+                  : std::nullopt;
+  };
+  if (TensorPtr c = constantTensor(v)) {
+    std::optional<std::vector<double>> d = toDoubles(*c);
+    if (!d || d->empty())
+      return std::nullopt;
+    double lo = INFINITY, hi = -INFINITY;
+    for (double x : *d) {
+      if (!std::isfinite(x))
+        return std::nullopt;
+      lo = std::min(lo, x), hi = std::max(hi, x);
+    }
+    return std::pair(lo, hi);
+  }
+  Node *n = v->definingNode();
+  if (!n || !n->isDefaultDomain() || n->numOperands() == 0 || !n->operand(0))
+    return std::nullopt;
+  const std::string &op = n->opType();
+  if (op == "Identity" || op == "Reshape" || op == "Unsqueeze" || op == "Squeeze" || op == "Flatten" ||
+      op == "Transpose" || op == "Expand" || op == "Tile" || op == "Slice" || op == "Gather" ||
+      op == "GatherElements" || op == "GatherND")
+    return valueBounds(n->operand(0), depth + 1);
+  if (op == "ConstantOfShape") {
+    const Attribute *a = n->attr("value");
+    std::optional<std::vector<double>> d = a && a->t ? toDoubles(*a->t) : std::nullopt;
+    if (!a)
+      return std::pair(0.0, 0.0);
+    if (!d || d->size() != 1 || !std::isfinite((*d)[0]))
+      return std::nullopt;
+    return std::pair((*d)[0], (*d)[0]);
+  }
+  if (op == "Cast" && isFloatLike(*t) && knownElemType(n->operand(0)) &&
+      isFloatLike(*knownElemType(n->operand(0))))
+    return valueBounds(n->operand(0), depth + 1);
+  if ((op == "Where" && n->numOperands() == 3) || op == "Concat") {
+    std::optional<std::pair<double, double>> acc;
+    for (size_t i = op == "Where" ? 1 : 0; i < n->numOperands(); ++i) {
+      std::optional<std::pair<double, double>> b = n->operand(i) ? valueBounds(n->operand(i), depth + 1) : std::nullopt;
+      acc = i == (op == "Where" ? 1u : 0u) ? b : hull(acc, b);
+      if (!acc)
+        return std::nullopt;
+    }
+    return acc;
+  }
+  if (op == "Add" && n->numOperands() == 2 && n->operand(1)) {
+    auto a = valueBounds(n->operand(0), depth + 1), b = valueBounds(n->operand(1), depth + 1);
+    if (!a || !b)
+      return std::nullopt;
+    return std::pair(a->first + b->first, a->second + b->second);
+  }
+  return std::nullopt;
+}
+
 /// Whether every row (along the last dim) of a constant mask keeps a
 /// visible key: a true (a false when `inverted`) of a boolean mask, a value
 /// above `hiddenBelow` of an additive one; an additive value that is NaN or
@@ -351,12 +442,35 @@ const char *planAttentionMask(const AttentionMaskMatch &m, DataType dt, const Sh
   plan = AttentionMaskPlan{};
   if (const char *why = checkShape(m, dt, scores, plan.expandRows))
     return why;
+  double half = roundTo(dt, lowestOf(dt) / 2);
+  if (m.bias) {
+    // bias + mask: see the file comment.
+    std::optional<std::pair<double, double>> b = valueBounds(m.bias, 0);
+    const double limit = std::ldexp(1.0, 100);
+    if (!b || std::fabs(b->first) > limit || std::fabs(b->second) > limit)
+      return "the values of the bias added to the scores are not known to be finite and bounded by 2^100";
+    std::optional<ValueSet> values = m.mask ? valueSet(m.mask, 0) : ValueSet{0.0};
+    if (!values)
+      return "the values of the mask after the bias are not known";
+    bool low = false;
+    for (double x : *values) {
+      if (!std::isfinite(x))
+        return "the mask after the bias may hold -inf, +inf or NaN";
+      if (x <= half)
+        low = true;
+      else if (x + b->first <= half)
+        return "a mask value lies so close to half of the type's lowest that the bias may move it across";
+    }
+    if (low && dt != DataType::Float)
+      return "a bias plus a mask that hides keys is fused in float32 only";
+    plan.form = low ? AttentionMaskPlan::Form::Floored : AttentionMaskPlan::Form::AsIs;
+    return nullptr;
+  }
   if (isCausalMask(m, scores[2], scores[3])) {
     plan.form = AttentionMaskPlan::Form::Causal;
     plan.expandRows = false;
     return nullptr;
   }
-  double half = roundTo(dt, lowestOf(dt) / 2);
   if (TensorPtr t = constantTensor(m.mask)) {
     plan.form = AttentionMaskPlan::Form::AsIs;
     return constantRowsVisible(*t, m.boolean, m.inverted, half);
@@ -402,8 +516,22 @@ Value *materializeAttentionMask(const AttentionMaskMatch &m, const AttentionMask
     return nullptr;
   Value *mask = m.mask;
   double half = roundTo(dt, lowestOf(dt) / 2);
-  Type maskType = Type::tensor(dt, *knownShape(mask));
+  Type maskType = Type::tensor(dt, *operandShape(m));
+  if (m.bias && m.mask) {
+    Node *sum = rewriter.createNodeBefore(pos, "Add", {m.bias, m.mask}, {m.mask->name() + "_biased"});
+    sum->result(0)->setType(maskType);
+    mask = sum->result(0);
+  } else if (m.bias) {
+    mask = m.bias;
+  }
   switch (plan.form) {
+  case Form::Floored: {
+    Value *floor = filledConstant(rewriter, pos, mask->name() + "_floor", dt, {}, half);
+    Node *n = rewriter.createNodeBefore(pos, "Max", {mask, floor}, {mask->name() + "_floored"});
+    n->result(0)->setType(maskType);
+    mask = n->result(0);
+    break;
+  }
   case Form::AsIs:
     if (m.boolean && m.inverted) {
       // masked_fill's mask is true where hidden; Attention's where visible.

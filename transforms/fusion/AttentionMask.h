@@ -37,6 +37,17 @@
 //     once a visible score exceeds fill + 104, which a fill <= -1e4 makes
 //     the case for any score above -9896).
 //
+//   - a bias added to the scores ahead of the mask (T5's relative position
+//     bias gathered from a constant table), whose values are bounded by
+//     2^100 in magnitude (constants, what only moves their elements, Where
+//     and Add of such): the operand is bias + mask, passed as it is when no
+//     mask value lies at or below half of float's lowest, otherwise (float32)
+//     Max(bias + mask, lowest / 2). A hidden key's mask value m <= lowest / 2
+//     has an ulp of 2^103 or more, so m + bias + score rounds to m in the
+//     decomposition and lowest / 2 + score to lowest / 2 in the fused form:
+//     a row hidden whole is uniform in both, a hidden key of a visible row
+//     weighs 0 in both; a visible key's bias + 0 is the bias itself.
+//
 // Declined (with the reason): a run-time mask whose values are unknown or
 // may be -inf or NaN (a hidden row is NaN in the decomposition, 0 in ONNX
 // Runtime), a run-time boolean mask with a -inf fill, a constant mask with
@@ -57,6 +68,9 @@ struct AttentionMaskMatch {
   bool boolean = false;   ///< From a Where: true keys are visible...
   bool inverted = false;  ///< ... or hidden (masked_fill's Where(hidden, fill, scores)).
   double fill = 0;        ///< A boolean mask's fill, times any scale after the Where.
+  /// An additive term added to the scores ahead of the mask (T5's relative
+  /// position bias: softmax((s + bias) + mask)); the operand is their sum.
+  Value *bias = nullptr;
 };
 
 /// The mask operand the fused Attention gets.
@@ -66,6 +80,7 @@ struct AttentionMaskPlan {
     AsIs,          ///< The mask itself (Not of it for an inverted boolean mask).
     Raised,        ///< Its single value below lowest / 2 raised to lowest / 2.
     VisibleWhere,  ///< A boolean mask as the additive Where(visible, 0, lowest / 2).
+    Floored,       ///< Max(bias + mask, lowest / 2).
   };
   Form form = Form::AsIs;
   /// A row dim of 1 to expand to the known query length (ONNX Runtime wants it).

@@ -10,7 +10,9 @@
 //          #   Transpose <perm = [0,2,1,3]> (k_bshd))
 //     s = MatMul(q, kt)        # q may be Mul(q0, c) / Div(q0, 1/c)
 //     t = Mul(s, c)            # or Div(s, 1/c); optional (c = 1)
-//     u = Add(t, mask)         # or Where(bool_mask, t, -inf / <= -1e4), or
+//     u = Add(t, mask)         # or Add(Add(t, bias), mask) (the operand
+//                              # is then bias + mask, AttentionMask.h), or
+//                              # Where(bool_mask, t, -inf / <= -1e4), or
 //                              # Where(hidden, -inf, t); optional (a positive
 //                              # scale may follow a Where instead); the mask
 //                              # operand is it, Not(hidden), is_causal or an
@@ -140,14 +142,29 @@ public:
     if (Node *n = u->definingNode(); n && hasSingleNodeUse(u) && (n->is("Add") || n->is("Where"))) {
       if (n->is("Add") && n->numOperands() == 2) {
         // The score side is the one that leads to the MatMul (through an optional scale).
-        for (size_t side = 0; side < 2 && !mask.mask; ++side) {
+        auto leadsToScores = [](Value *x) {
           double f = 1.0;
           Node *sn = nullptr;
-          Value *base = stripScale(n->operand(side), f, sn);
-          if (producerOp(n->operand(side), "MatMul") || (base && producerOp(base, "MatMul"))) {
+          Value *base = stripScale(x, f, sn);
+          return producerOp(x, "MatMul") || (base && producerOp(base, "MatMul"));
+        };
+        for (size_t side = 0; side < 2 && !mask.mask; ++side)
+          if (leadsToScores(n->operand(side))) {
             scores = n->operand(side);
             mask.mask = n->operand(1 - side);
           }
+        // Add(Add(scores, bias), mask): a bias ahead of the mask (T5).
+        for (size_t side = 0; side < 2 && !mask.mask; ++side) {
+          Node *inner = producerOp(n->operand(side), "Add");
+          if (!inner || inner->numOperands() != 2 || !hasSingleNodeUse(n->operand(side)))
+            continue;
+          for (size_t s2 = 0; s2 < 2 && !mask.mask; ++s2)
+            if (inner->operand(s2) && inner->operand(1 - s2) && leadsToScores(inner->operand(s2))) {
+              scores = inner->operand(s2);
+              mask.bias = inner->operand(1 - s2);
+              mask.mask = n->operand(1 - side);
+              chain.push_back(inner);
+            }
         }
       } else if (n->is("Where") && n->numOperands() == 3) {
         // Where(visible, scores, fill), or masked_fill's Where(hidden, fill, scores).

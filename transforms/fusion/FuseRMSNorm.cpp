@@ -8,7 +8,7 @@
 //     p = Pow(x, two)          # or Mul(x, x)     y = RMSNormalization <axis = r-k,
 //     v = ReduceMean <axes = last k> (p)                epsilon = e> (x, gamma)
 //     s = Sqrt(Add(v, e))
-//     n = Div(x, s)            # or Mul(x, Reciprocal(s))
+//     n = Div(x, s)            # or Mul(x, Reciprocal(s)), Mul(x, Div(1, s))
 //     y = Mul(n, gamma)        # optional
 //
 // Conditions (otherwise declined, with the reason under --debug-only):

@@ -69,15 +69,32 @@ std::optional<NormStep> matchNormStep(Node *node) {
     if (!step.sqrt || !hasSingleNodeUse(node->operand(1)))
       return std::nullopt;
   } else if (node->is("Mul")) {
-    for (size_t side = 0; side < 2 && !step.recip; ++side)
-      if (Node *r = producerOp(node->operand(side), "Reciprocal"); r && node->operand(1 - side) != node->operand(side)) {
+    // The reciprocal: Reciprocal(s), or Div(1, s) (torch.rsqrt's export);
+    // both are 1/s correctly rounded, the same value.
+    auto reciprocalOf = [](Node *r) -> Value * {
+      if (!r)
+        return nullptr;
+      if (r->is("Reciprocal") && r->numOperands() == 1)
+        return r->operand(0);
+      if (r->is("Div") && r->numOperands() == 2) {
+        if (isConstantNumber(r->operand(0), 1.0))
+          return r->operand(1);
+      }
+      return nullptr;
+    };
+    Value *denominator = nullptr;
+    for (size_t side = 0; side < 2 && !step.recip; ++side) {
+      Node *r = node->operand(side)->definingNode();
+      if (Value *d = reciprocalOf(r); d && node->operand(1 - side) != node->operand(side)) {
         step.recip = r;
+        denominator = d;
         step.numerator = node->operand(1 - side);
       }
-    if (!step.recip || step.recip->numOperands() != 1 || !hasSingleNodeUse(step.recip->result(0)))
+    }
+    if (!step.recip || !hasSingleNodeUse(step.recip->result(0)))
       return std::nullopt;
-    step.sqrt = producerOp(step.recip->operand(0), "Sqrt");
-    if (!step.sqrt || !hasSingleNodeUse(step.recip->operand(0)))
+    step.sqrt = producerOp(denominator, "Sqrt");
+    if (!step.sqrt || !hasSingleNodeUse(denominator))
       return std::nullopt;
   } else {
     return std::nullopt;

@@ -35,12 +35,13 @@ struct NormStep {
   Node *norm = nullptr;       ///< The Div, or the Mul by the reciprocal.
   Value *numerator = nullptr; ///< What is normalized.
   Node *sqrt = nullptr;       ///< The Sqrt of the denominator.
-  Node *recip = nullptr;      ///< The Reciprocal, when the step is a Mul.
+  Node *recip = nullptr;      ///< The Reciprocal (or Div(1, s)), when the step is a Mul.
 };
 
 /// Given a Div or Mul node, Result: the step when it is `a / Sqrt(s)` or
-/// `a * Reciprocal(Sqrt(s))` (operands in either order) with the Sqrt (and
-/// Reciprocal) read only there; nullopt otherwise.
+/// `a * Reciprocal(Sqrt(s))` or `a * Div(1, Sqrt(s))` (torch.rsqrt; the
+/// Mul's operands in either order) with the Sqrt (and reciprocal) read only
+/// there; nullopt otherwise.
 std::optional<NormStep> matchNormStep(Node *node);
 
 /// `ReduceMean(Pow(v, 2)) + epsilon` or `ReduceMean(v * v) + epsilon` (the
