@@ -30,7 +30,16 @@
 //   Split        a single output;
 //   Add/Sub      adding (either side for Add) / subtracting a constant 0;
 //                for floating types only x + (-0.0) and x - (+0.0) are
-//                identities (x + 0.0 turns -0.0 into +0.0, and 1/x flips);
+//                identities (x + 0.0 turns -0.0 into +0.0, and 1/x flips),
+//                unless nothing downstream can tell -0.0 from +0.0: every
+//                path from the result (up to 256 nodes) goes through ops
+//                whose results then differ at most in the sign of a zero
+//                (elementwise arithmetic, MatMul, data movement, reductions,
+//                comparisons, Softmax, normalizations, Div by a nonzero
+//                divisor path...) to graph outputs, where -0.0 == +0.0;
+//                declined when a path reaches a divisor, Reciprocal, Pow,
+//                Atan, Sign, a subgraph or an op of another domain (a
+//                zero-bias Linear: MatMul + Add(+0.0));
 //   Mul/Div      multiplying (either side for Mul) / dividing by a constant 1;
 //   Pow          raising to a constant 1;
 //                for these five: the input's element type (when known) is the
@@ -48,6 +57,8 @@
 
 #include <cmath>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 
 namespace onnxslim {
 
@@ -335,6 +346,37 @@ bool allSignsAre(const Tensor &t, bool negative) {
   return true;
 }
 
+/// Given a value, Result: whether replacing it by one that differs at most
+/// in the sign of its zeros changes every use only that way, down to the
+/// graph outputs (see the file comment); `budget` bounds the nodes visited.
+bool zeroSignInsensitive(const Value *v, int &budget) {
+  // Ops whose result differs at most in the sign of a zero when an input
+  // does (for every input position unless listed in the divisor rule).
+  static const std::unordered_set<std::string_view> kSafe = {
+      "Add", "Sub", "Mul", "Neg", "MatMul", "Gemm", "Identity", "Reshape", "Transpose", "Unsqueeze",
+      "Squeeze", "Flatten", "Expand", "Tile", "Slice", "Concat", "Split", "Gather", "GatherElements",
+      "GatherND", "Where", "Cast", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "Gelu", "Exp", "Sqrt",
+      "Abs", "Softmax", "LogSoftmax", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "Max", "Min",
+      "LayerNormalization", "RMSNormalization", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+      "Shape", "Size", "Dropout", "Clip", "HardSigmoid", "HardSwish", "Softplus", "Elu", "Selu", "Celu"};
+  for (Use *u = v->uses().first; u; u = u->next()) {
+    if (u->isGraphOutput())
+      continue; // -0.0 == +0.0 there
+    Node *n = u->owner();
+    if (!n || --budget < 0 || !n->isDefaultDomain() || hasSubgraphs(*n))
+      return false;
+    const std::string &op = n->opType();
+    // A numerator may be any zero; a divisor may not.
+    bool divNumerator = op == "Div" && u->index() == 0;
+    if (!divNumerator && !kSafe.count(op))
+      return false;
+    for (const Value *r : n->results())
+      if (r && !zeroSignInsensitive(r, budget))
+        return false;
+  }
+  return true;
+}
+
 /// x op c == x for an identity-element constant c (see the file comment).
 class ArithmeticNop : public Pattern {
 public:
@@ -347,6 +389,7 @@ public:
     if (node->numOperands() != 2 || !node->operand(0) || !node->operand(1) || node->numResults() != 1 ||
         !node->result(0))
       return rewriter.notifyMatchFailure(node, "not two inputs and one result");
+    result_ = node->result(0);
     const char *reason = check(node->operand(0), node->operand(1), "no operand is a constant identity element");
     if (!reason)
       return replaceNodeWithValue(node, node->operand(0), rewriter, "identity element");
@@ -365,9 +408,13 @@ private:
     TensorPtr t = constantTensor(constant);
     if (!t || !isSplatOf(*t, identity_))
       return previous;
-    if (zeroSign_ != ZeroSign::Any && !allSignsAre(*t, zeroSign_ == ZeroSign::Negative))
-      return zeroSign_ == ZeroSign::Negative ? "x + (+0.0) turns -0.0 into +0.0 (only -0.0 is an identity)"
-                                             : "x - (-0.0) turns -0.0 into +0.0 (only +0.0 is an identity)";
+    if (zeroSign_ != ZeroSign::Any && !allSignsAre(*t, zeroSign_ == ZeroSign::Negative)) {
+      int budget = 256;
+      if (!zeroSignInsensitive(result_, budget))
+        return zeroSign_ == ZeroSign::Negative
+                   ? "x + (+0.0) turns -0.0 into +0.0 (only -0.0 is an identity), and a use can tell them apart"
+                   : "x - (-0.0) turns -0.0 into +0.0 (only +0.0 is an identity), and a use can tell them apart";
+    }
     if (sameDtype_)
       if (std::optional<DataType> dt = knownElemType(x); dt && *dt != t->dtype())
         return "the constant's dtype differs from the input's";
@@ -386,6 +433,8 @@ private:
   bool commutative_;
   bool sameDtype_;
   ZeroSign zeroSign_;
+  /// The result of the node being matched (for the zero-sign analysis).
+  mutable const Value *result_ = nullptr;
 };
 
 class EliminateNopOpsPass : public PatternRewritePass {
