@@ -32,14 +32,17 @@
 //                for floating types only x + (-0.0) and x - (+0.0) are
 //                identities (x + 0.0 turns -0.0 into +0.0, and 1/x flips),
 //                unless nothing downstream can tell -0.0 from +0.0: every
-//                path from the result (up to 256 nodes) goes through ops
+//                path from the result (up to 4096 nodes) goes through ops
 //                whose results then differ at most in the sign of a zero
 //                (elementwise arithmetic, MatMul, data movement, reductions,
-//                comparisons, Softmax, normalizations, Div by a nonzero
-//                divisor path...) to graph outputs, where -0.0 == +0.0;
-//                declined when a path reaches a divisor, Reciprocal, Pow,
-//                Atan, Sign, a subgraph or an op of another domain (a
-//                zero-bias Linear: MatMul + Add(+0.0));
+//                normalizations, activations, a Div's numerator, a Pow's
+//                base to odd positive exponents) to graph outputs, where
+//                -0.0 == +0.0, or to ops that give the same for both (Abs,
+//                Exp, Cos, Sigmoid, Softmax, comparisons, Shape, Pow's base to
+//                other positive exponents: x^2 of an RMS norm); declined
+//                when a path reaches a divisor, Reciprocal, a negative
+//                exponent, Atan, Sign, a subgraph or an op of another domain
+//                (a zero-bias Linear: MatMul + Add(+0.0));
 //   Mul/Div      multiplying (either side for Mul) / dividing by a constant 1;
 //   Pow          raising to a constant 1;
 //                for these five: the input's element type (when known) is the
@@ -346,10 +349,27 @@ bool allSignsAre(const Tensor &t, bool negative) {
   return true;
 }
 
+/// The values of a small floating constant, or nullopt.
+std::optional<std::vector<double>> constantDoublesOf(const Value *v) {
+  TensorPtr t = v ? constantTensor(v) : nullptr;
+  if (!t || t->numElements() > 64)
+    return std::nullopt;
+  std::vector<double> out;
+  for (int64_t i = 0; i < t->numElements(); ++i) {
+    switch (t->dtype()) {
+    case DataType::Float: out.push_back(t->at<float>(static_cast<size_t>(i))); break;
+    case DataType::Double: out.push_back(t->at<double>(static_cast<size_t>(i))); break;
+    default: return std::nullopt;
+    }
+  }
+  return out;
+}
+
 /// Given a value, Result: whether replacing it by one that differs at most
 /// in the sign of its zeros changes every use only that way, down to the
-/// graph outputs (see the file comment); `budget` bounds the nodes visited.
-bool zeroSignInsensitive(const Value *v, int &budget) {
+/// graph outputs (see the file comment); `budget` bounds the nodes visited,
+/// `seen` holds them (each is followed once).
+bool zeroSignInsensitive(const Value *v, int &budget, std::unordered_set<const Node *> &seen) {
   // Ops whose result differs at most in the sign of a zero when an input
   // does (for every input position unless listed in the divisor rule).
   static const std::unordered_set<std::string_view> kSafe = {
@@ -363,15 +383,40 @@ bool zeroSignInsensitive(const Value *v, int &budget) {
     if (u->isGraphOutput())
       continue; // -0.0 == +0.0 there
     Node *n = u->owner();
-    if (!n || --budget < 0 || !n->isDefaultDomain() || hasSubgraphs(*n))
+    if (!n)
+      return false;
+    if (seen.count(n))
+      continue; // its results are being (or were) followed already
+    seen.insert(n);
+    if (--budget < 0 || !n->isDefaultDomain() || hasSubgraphs(*n))
       return false;
     const std::string &op = n->opType();
-    // A numerator may be any zero; a divisor may not.
-    bool divNumerator = op == "Div" && u->index() == 0;
-    if (!divNumerator && !kSafe.count(op))
-      return false;
+    // Ops whose result is the same for -0.0 and +0.0: nothing to follow.
+    static const std::unordered_set<std::string_view> kSame = {"Abs", "Exp", "Cos", "Sigmoid", "Softmax",
+                                                              "Equal", "Less", "LessOrEqual", "Greater",
+                                                              "GreaterOrEqual", "Shape", "Size"};
+    if (kSame.count(op))
+      continue;
+    if (op == "Pow") {
+      // A base raised to positive exponents: pow(-0, y) is -0 for an odd
+      // integer y (followed on), +0 = pow(+0, y) otherwise; a negative
+      // exponent gives -inf against +inf.
+      std::optional<std::vector<double>> e = u->index() == 0 ? constantDoublesOf(n->operand(1)) : std::nullopt;
+      if (!e)
+        return false;
+      bool odd = false;
+      for (double y : *e) {
+        if (!(y > 0))
+          return false;
+        odd = odd || (std::trunc(y) == y && std::fmod(y, 2.0) != 0.0);
+      }
+      if (!odd)
+        continue;
+    } else if (!(op == "Div" && u->index() == 0) && !kSafe.count(op)) {
+      return false; // a divisor (and anything not listed) may tell -0.0 from +0.0
+    }
     for (const Value *r : n->results())
-      if (r && !zeroSignInsensitive(r, budget))
+      if (r && !zeroSignInsensitive(r, budget, seen))
         return false;
   }
   return true;
@@ -409,8 +454,9 @@ private:
     if (!t || !isSplatOf(*t, identity_))
       return previous;
     if (zeroSign_ != ZeroSign::Any && !allSignsAre(*t, zeroSign_ == ZeroSign::Negative)) {
-      int budget = 256;
-      if (!zeroSignInsensitive(result_, budget))
+      int budget = 4096;
+      std::unordered_set<const Node *> seen;
+      if (!zeroSignInsensitive(result_, budget, seen))
         return zeroSign_ == ZeroSign::Negative
                    ? "x + (+0.0) turns -0.0 into +0.0 (only -0.0 is an identity), and a use can tell them apart"
                    : "x - (-0.0) turns -0.0 into +0.0 (only +0.0 is an identity), and a use can tell them apart";
