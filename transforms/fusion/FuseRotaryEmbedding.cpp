@@ -69,18 +69,81 @@ bool isLastAxisSlice(const Node *n, const Value *x, int64_t start, int64_t end, 
   return (*s)[0] == start && endOk;
 }
 
-/// Null when x is a 4-D floating tensor with known B, S and even D (set);
-/// otherwise why not.
+/// Null when x is a 4-D floating tensor with a known even D (set);
+/// otherwise why not. (Constant tables also need a known B and S.)
 const char *checkX(const Value *x, int64_t &D) {
   std::optional<Shape> xs = knownShape(x);
   std::optional<DataType> dt = knownElemType(x);
   if (!xs || xs->size() != 4 || !dt || !isFloatLike(*dt))
     return "x is not known to be a 4-D floating tensor";
   const Shape &X = *xs;
-  if (!X[0].isValue() || !X[2].isValue() || !X[3].isValue() || X[3].getValue() % 2 != 0)
-    return "x's batch, length or even head size is not known";
+  if (!X[3].isValue() || X[3].getValue() % 2 != 0)
+    return "x's head size is not a known even number";
   D = X[3].getValue();
   return nullptr;
+}
+
+/// Given a table value, Result: whether its two halves along the last axis
+/// provably hold the same values: Cos or Sin of Concat <axis = -1> (f, f)
+/// (what rotary_emb computes from its frequencies), through Casts between
+/// floating types, scalar Muls (attention_scaling) and Identity.
+bool halvesRepeat(const Value *t) {
+  for (int depth = 0; t && depth < 8; ++depth) {
+    Node *n = t->definingNode();
+    if (!n || !n->isDefaultDomain() || n->numOperands() == 0 || !n->operand(0))
+      return false;
+    if (n->is("Identity") || (n->is("Cast") && knownElemType(n->operand(0)) &&
+                              isFloatLike(*knownElemType(n->operand(0))))) {
+      t = n->operand(0);
+    } else if (n->is("Mul") && n->numOperands() == 2 && n->operand(1)) {
+      TensorPtr c0 = constantTensor(n->operand(0)), c1 = constantTensor(n->operand(1));
+      if (c1 && c1->numElements() == 1)
+        t = n->operand(0);
+      else if (c0 && c0->numElements() == 1)
+        t = n->operand(1);
+      else
+        return false;
+    } else if (n->is("Cos") || n->is("Sin")) {
+      Node *c = producerOp(n->operand(0), "Concat");
+      std::optional<Shape> cs = c ? knownShape(c->result(0)) : std::nullopt;
+      if (!c || !cs || c->numOperands() != 2 || !c->operand(0) || c->operand(0) != c->operand(1))
+        return false;
+      int64_t axis = c->attrInt("axis", 0);
+      return axis == -1 || axis == static_cast<int64_t>(cs->size()) - 1;
+    } else {
+      return false;
+    }
+  }
+  return false;
+}
+
+/// A table computed at run time: t4 = Unsqueeze(t3, [1]) with t3 of dims
+/// [B', S, D] (B' = B or 1) and x's element type `dt`, whose halves
+/// repeat. Result: t3, or null with `reason`.
+Value *runtimeTable(Value *t4, const Shape &X, int64_t D, DataType dt, const char *&reason) {
+  Node *u = producerOp(t4, "Unsqueeze");
+  std::optional<std::vector<int64_t>> axes =
+      u && u->numOperands() == 2 ? constantInts(u->operand(1)) : std::nullopt;
+  if (!u || !axes || axes->size() != 1 || (*axes)[0] != 1 || !u->operand(0)) {
+    reason = "cos/sin is neither a constant nor Unsqueeze(table, 1) of a [B, S, D] table";
+    return nullptr;
+  }
+  Value *t3 = u->operand(0);
+  std::optional<Shape> ts = knownShape(t3);
+  if (!ts || ts->size() != 3 || !(*ts)[2].isValue() || (*ts)[2].getValue() != D || !knownEqual((*ts)[1], X[2]) ||
+      !(knownEqual((*ts)[0], X[0]) || ((*ts)[0].isValue() && (*ts)[0].getValue() == 1))) {
+    reason = "the cos/sin table is not [B or 1, S, D] for x's B, S and D";
+    return nullptr;
+  }
+  if (knownElemType(t3) != dt) {
+    reason = "the cos/sin table is not of x's element type";
+    return nullptr;
+  }
+  if (!halvesRepeat(t3)) {
+    reason = "the cos/sin table's halves are not provably equal (Cos/Sin of Concat(f, f))";
+    return nullptr;
+  }
+  return t3;
 }
 
 /// Given the cos and sin values, Result: their first halves (or even
@@ -143,7 +206,7 @@ bool fuseRope(Node *root, Value *x, Value *rot, const std::vector<Node *> &head,
               Rewriter &rewriter) {
   const Shape X = *knownShape(x);
   DataType dt = *knownElemType(x);
-  int64_t B = X[0].getValue(), S = X[2].getValue(), D = X[3].getValue(), half = D / 2;
+  int64_t D = X[3].getValue(), half = D / 2;
   Node *mulSin = singleUser(rot);
   Value *sin = mulSin && mulSin->is("Mul") ? otherOperand(*mulSin, rot) : nullptr;
   Node *add = sin && mulSin->result(0) ? singleUser(mulSin->result(0)) : nullptr;
@@ -153,16 +216,62 @@ bool fuseRope(Node *root, Value *x, Value *rot, const std::vector<Node *> &head,
   if (!cos || !hasSingleNodeUse(xcos))
     return rewriter.notifyMatchFailure(root, "not Add(Mul(x, cos), Mul(rotated, sin)) with each product used once");
   const char *reason = nullptr;
-  std::optional<std::array<std::vector<double>, 2>> caches = cachesOf(cos, sin, dt, B, S, D, interleaved, reason);
-  if (!caches)
-    return rewriter.notifyMatchFailure(root, reason);
-
-  // Rewrite: caches [B, S, D/2].
   Graph &graph = *root->graph();
-  Value *cosCache =
-      materializeConstant(rewriter, graph, add, cos->name() + "_cache", fromDoubles(dt, {B, S, half}, (*caches)[0]));
-  Value *sinCache =
-      materializeConstant(rewriter, graph, add, sin->name() + "_cache", fromDoubles(dt, {B, S, half}, (*caches)[1]));
+  Value *cosCache = nullptr, *sinCache = nullptr;
+  if (constantTensor(cos) || constantTensor(sin)) {
+    if (!X[0].isValue() || !X[2].isValue())
+      return rewriter.notifyMatchFailure(root, "constant cos/sin need x's batch and length known (for the caches)");
+    int64_t B = X[0].getValue(), S = X[2].getValue();
+    std::optional<std::array<std::vector<double>, 2>> caches = cachesOf(cos, sin, dt, B, S, D, interleaved, reason);
+    if (!caches)
+      return rewriter.notifyMatchFailure(root, reason);
+    // Rewrite: caches [B, S, D/2].
+    cosCache =
+        materializeConstant(rewriter, graph, add, cos->name() + "_cache", fromDoubles(dt, {B, S, half}, (*caches)[0]));
+    sinCache =
+        materializeConstant(rewriter, graph, add, sin->name() + "_cache", fromDoubles(dt, {B, S, half}, (*caches)[1]));
+  } else {
+    if (interleaved)
+      return rewriter.notifyMatchFailure(root, "an interleaved table computed at run time is not matched");
+    Value *cos3 = runtimeTable(cos, X, D, dt, reason);
+    Value *sin3 = cos3 ? runtimeTable(sin, X, D, dt, reason) : nullptr;
+    if (!cos3 || !sin3)
+      return rewriter.notifyMatchFailure(root, reason);
+    // Rewrite: caches = first halves of the tables [B', S, D/2], expanded
+    // to x's batch when B' is 1.
+    bool expand = !knownEqual(*knownShape(cos3)->begin(), X[0]) || !knownEqual(*knownShape(sin3)->begin(), X[0]);
+    auto ints = [&](std::string_view name, std::vector<int64_t> v) {
+      return materializeConstant(rewriter, graph, add, std::string(name),
+                                 Tensor::fromValues<int64_t>(DataType::Int64, {static_cast<int64_t>(v.size())}, v));
+    };
+    Value *target = nullptr;
+    if (expand) {
+      Node *bs = rewriter.createNodeBefore(add, "Shape", {x}, {x->name() + "_batch"});
+      bs->setAttr(Attribute::makeInt("start", 0));
+      bs->setAttr(Attribute::makeInt("end", 1));
+      bs->result(0)->setType(Type::tensor(DataType::Int64, Shape{Dim::value(1)}));
+      Node *cat = rewriter.createNodeBefore(add, "Concat", {bs->result(0), ints(x->name() + "_rows", {1, 1})},
+                                            {x->name() + "_cache_shape"});
+      cat->setAttr(Attribute::makeInt("axis", 0));
+      cat->result(0)->setType(Type::tensor(DataType::Int64, Shape{Dim::value(3)}));
+      target = cat->result(0);
+    }
+    auto cacheOf = [&](Value *t3) {
+      Node *sl = rewriter.createNodeBefore(
+          add, "Slice", {t3, ints(t3->name() + "_from", {0}), ints(t3->name() + "_to", {half}), ints(t3->name() + "_axis", {-1})},
+          {t3->name() + "_half"});
+      Shape hs = *knownShape(t3);
+      hs[2] = Dim::value(half);
+      sl->result(0)->setType(Type::tensor(dt, hs));
+      if (!expand)
+        return sl->result(0);
+      Node *e = rewriter.createNodeBefore(add, "Expand", {sl->result(0), target}, {t3->name() + "_cache"});
+      e->result(0)->setType(Type::tensor(dt, Shape{X[0], hs[1], hs[2]}));
+      return e->result(0);
+    };
+    cosCache = cacheOf(cos3);
+    sinCache = cacheOf(sin3);
+  }
   Node *rope = rewriter.createNodeBefore(add, "RotaryEmbedding", {x, cosCache, sinCache}, {add->result(0)->name() + "_rope"});
   if (interleaved)
     rope->setAttr(Attribute::makeInt("interleaved", 1));
