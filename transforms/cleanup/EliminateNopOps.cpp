@@ -54,6 +54,7 @@
 // Identity (resolved by eliminate-identity-ops).
 //
 //===----------------------------------------------------------------------===//
+#include "transforms/fusion/FusionUtils.h"
 #include "transforms/GreedyPatternRewriteDriver.h"
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"
@@ -349,22 +350,6 @@ bool allSignsAre(const Tensor &t, bool negative) {
   return true;
 }
 
-/// The values of a small floating constant, or nullopt.
-std::optional<std::vector<double>> constantDoublesOf(const Value *v) {
-  TensorPtr t = v ? constantTensor(v) : nullptr;
-  if (!t || t->numElements() > 64)
-    return std::nullopt;
-  std::vector<double> out;
-  for (int64_t i = 0; i < t->numElements(); ++i) {
-    switch (t->dtype()) {
-    case DataType::Float: out.push_back(t->at<float>(static_cast<size_t>(i))); break;
-    case DataType::Double: out.push_back(t->at<double>(static_cast<size_t>(i))); break;
-    default: return std::nullopt;
-    }
-  }
-  return out;
-}
-
 /// Given a value, Result: whether replacing it by one that differs at most
 /// in the sign of its zeros changes every use only that way, down to the
 /// graph outputs (see the file comment); `budget` bounds the nodes visited,
@@ -401,7 +386,7 @@ bool zeroSignInsensitive(const Value *v, int &budget, std::unordered_set<const N
       // A base raised to positive exponents: pow(-0, y) is -0 for an odd
       // integer y (followed on), +0 = pow(+0, y) otherwise; a negative
       // exponent gives -inf against +inf.
-      std::optional<std::vector<double>> e = u->index() == 0 ? constantDoublesOf(n->operand(1)) : std::nullopt;
+      std::optional<std::vector<double>> e = u->index() == 0 ? constantDoubles(n->operand(1)) : std::nullopt;
       if (!e)
         return false;
       bool odd = false;

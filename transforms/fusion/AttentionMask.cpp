@@ -240,6 +240,14 @@ std::optional<ValueSet> normalized(ValueSet values) {
 
 std::optional<ValueSet> valueSet(const Value *v, int depth);
 
+/// Whether `op`'s result holds only elements of its first operand (data
+/// movement: reshapes, transposes, broadcasts, slices, gathers).
+bool movesElementsOnly(const std::string &op) {
+  return op == "Identity" || op == "Reshape" || op == "Unsqueeze" || op == "Squeeze" || op == "Flatten" ||
+         op == "Transpose" || op == "Expand" || op == "Tile" || op == "Slice" || op == "Gather" ||
+         op == "GatherElements" || op == "GatherND";
+}
+
 /// The union of the value sets of some operands of `n`.
 std::optional<ValueSet> unionOf(const Node &n, size_t first, size_t last, int depth) {
   ValueSet all;
@@ -294,9 +302,7 @@ std::optional<ValueSet> valueSet(const Value *v, int depth) {
   if (!n || !n->isDefaultDomain() || n->numOperands() == 0 || !n->operand(0))
     return std::nullopt;
   const std::string &op = n->opType();
-  if (op == "Identity" || op == "Reshape" || op == "Unsqueeze" || op == "Squeeze" || op == "Flatten" ||
-      op == "Transpose" || op == "Expand" || op == "Tile" || op == "Slice" || op == "Gather" ||
-      op == "GatherElements" || op == "GatherND")
+  if (movesElementsOnly(op))
     return unionOf(*n, 0, 1, depth);
   if (op == "Concat")
     return unionOf(*n, 0, n->numOperands(), depth);
@@ -356,9 +362,7 @@ std::optional<std::pair<double, double>> valueBounds(const Value *v, int depth) 
   if (!n || !n->isDefaultDomain() || n->numOperands() == 0 || !n->operand(0))
     return std::nullopt;
   const std::string &op = n->opType();
-  if (op == "Identity" || op == "Reshape" || op == "Unsqueeze" || op == "Squeeze" || op == "Flatten" ||
-      op == "Transpose" || op == "Expand" || op == "Tile" || op == "Slice" || op == "Gather" ||
-      op == "GatherElements" || op == "GatherND")
+  if (movesElementsOnly(op))
     return valueBounds(n->operand(0), depth + 1);
   if (op == "ConstantOfShape") {
     const Attribute *a = n->attr("value");
