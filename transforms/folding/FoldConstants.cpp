@@ -18,8 +18,9 @@
 // Convention (transforms/folding/FoldUtils.h): in the main graph, folded results
 // and Constant nodes become initializers (so exporters' hundreds of
 // Constant nodes go away); in subgraphs, folded results become Constant
-// nodes and existing Constant nodes stay. A constant keeps the name of the
-// value it replaces. Producers left without users are removed by
+// nodes, which (like the body's own Constant nodes) then move to the main
+// graph's initializers, visible from every body, unless they are the
+// body's outputs. A constant keeps the name of the value it replaces. Producers left without users are removed by
 // eliminate-dead-nodes / eliminate-unused-initializers.
 //
 // A node is folded only when:
@@ -205,7 +206,7 @@ private:
     if (context_.rewriteLog().exhausted())
       return;
     if (n->is("Constant")) {
-      if (constantsAreInitializers(*n->graph()) && constantNodeTensor(*n) &&
+      if (constantNodeTensor(*n) &&
           context_.beginRewrite("constant-to-initializer", *n, true) && constantNodeToInitializer(rewriter_, n))
         ++context_.counter("constant-nodes", "Constant nodes turned into initializers");
       return;

@@ -63,11 +63,17 @@ bool constantNodeToInitializer(Rewriter &rewriter, Node *node) {
   Value *r = node->result(0);
   if (!r || node->numResults() != 1 || !node->is("Constant"))
     return false;
+  Graph *main = node->graph();
+  while (main->parentNode())
+    main = main->parentNode()->graph();
+  // A body's output must be produced in the body: that Constant stays.
+  if (main != node->graph() && r->isGraphOutput())
+    return false;
   TensorPtr t = constantNodeTensor(*node);
   if (!t || !t->isConsistent())
     return false;
   std::string name = r->name();
-  Value *init = rewriter.addInitializer(*node->graph(), name, std::move(t));
+  Value *init = rewriter.addInitializer(*main, name, std::move(t));
   rewriter.replaceAllUsesWith(r, init);
   rewriter.eraseNode(node);
   nameConstant(rewriter, init, name);

@@ -49,9 +49,11 @@ void nameConstant(Rewriter &rewriter, Value *constant, const std::string &name);
 std::vector<Value *> replaceNodeWithConstants(Rewriter &rewriter, Node *node,
                                               const std::vector<TensorPtr> &tensors);
 
-/// Given a Constant node of the main graph, Execute: replaces it by an
-/// initializer of the same name, Result: false (no change) when its value
-/// is not a plain tensor (sparse_value, attribute reference).
+/// Given a Constant node, Execute: replaces it by an initializer of the
+/// same name in the main graph (visible from every body, so a Constant of
+/// an If/Loop/Scan body moves there too), Result: false (no change) when its
+/// value is not a plain tensor (sparse_value, attribute reference) or it is
+/// a body's own output.
 bool constantNodeToInitializer(Rewriter &rewriter, Node *node);
 
 /// Bytes of a tensor of `dtype` with `numElements` elements (0 for strings).
