@@ -10,7 +10,9 @@
 //     y = Relu(c)
 //
 // One pattern per op, each with its own conditions:
-//   Dropout      inference (no training_mode input, or a constant false one);
+//   Dropout      inference (no training_mode input, or a constant false one),
+//                or a constant ratio of 0 whatever training_mode says (a
+//                copy; a training Dropout with ratio > 0 always stays);
 //                its mask output unused. (Opsets <= 6 are treated the same, as
 //                inference runtimes do.)
 //   Cast         the input's element type is known and equals `to`;
@@ -120,8 +122,14 @@ public:
       return "the mask output is used";
     if (n.numOperands() > 2 && n.operand(2)) {
       TensorPtr t = constantTensor(n.operand(2));
-      if (!t || t->dtype() != DataType::Bool || t->numElements() != 1 || t->at<uint8_t>(0) != 0)
-        return "training_mode is not a constant false";
+      if (!t || t->dtype() != DataType::Bool || t->numElements() != 1 || t->at<uint8_t>(0) != 0) {
+        // Training mode drops with probability `ratio` and scales by
+        // 1 / (1 - ratio): with a constant ratio of 0 it is a copy
+        // (torch's F.dropout(p=0.0) exports training_mode = true).
+        std::optional<std::vector<double>> r = n.operand(1) ? constantDoubles(n.operand(1)) : std::nullopt;
+        if (!r || r->size() != 1 || (*r)[0] != 0.0)
+          return "training_mode is not a constant false and the ratio is not a constant 0";
+      }
     }
     return nullptr;
   }
