@@ -36,10 +36,15 @@
 //     `--fold-size-limit`, `fold-constants{size-limit=N}`) AND larger than the
 //     sum of the node's constant input bytes. Generators (ConstantOfShape,
 //     Expand, Tile, Range), which store more than they compute from, are
-//     held tighter: their result may exceed their inputs by at most
-//     `generator-limit` bytes (default 1 KiB) -- so the zero pads of a
-//     ConstantOfShape -> Concat stay computed and folding never makes the
-//     constants of a model grow by more than small shape-derived tensors.
+//     held tighter when their result would stay in the model: it may exceed
+//     their inputs by at most `generator-limit` bytes (default 1 KiB) -- so
+//     the zero pads of a ConstantOfShape -> Concat stay computed and folding
+//     never makes the constants of a model grow by more than small
+//     shape-derived tensors. A generator whose every user folds too (a
+//     constant chain that starts with Expand/Range and ends in a mask or an
+//     anchor grid) is an intermediate: only the chain's end, what crosses
+//     into the computed part of the graph, stays, and the size limit judges
+//     it;
 //     The guard is checked before running (from the inferred static shape,
 //     or from the constant inputs of a generator) and after, on the real
 //     result;
@@ -174,6 +179,13 @@ public:
       : rewriter_(context), context_(context), sizeLimit_(sizeLimit), generatorLimit_(generatorLimit),
         warned_(warned), interp_(model, rt::OpRegistry::builtin(), runOptions()) {
     rewriter_.setCurrentPattern("fold-constants");
+  }
+
+  /// Given the main graph, Execute: marks the nodes that would fold (see
+  /// markComputable), then folds.
+  void run(Graph &main) {
+    markComputable(main);
+    visit(main);
   }
 
   /// Folds what can be folded in `g` and, first, in the bodies of its nodes.
@@ -330,14 +342,67 @@ private:
   }
 
   /// The size guard: a result larger than its inputs may not exceed the
-  /// size limit (nor, for generators, grow the constants by more than the
-  /// generator limit).
+  /// size limit (nor, for a generator whose result would stay in the model,
+  /// grow the constants by more than the generator limit).
   bool tooBig(const Node &n, size_t resultBytes, size_t inputBytes) const {
     if (resultBytes <= inputBytes)
       return false;
     if (resultBytes > sizeLimit_)
       return true;
-    return isGenerator(n) && resultBytes - inputBytes > generatorLimit_;
+    return isGenerator(n) && !internalGenerator(n) && resultBytes - inputBytes > generatorLimit_;
+  }
+
+  /// Given the main graph, Execute: records in computable_ the results of
+  /// the nodes (of it and its bodies) that would fold: structurally
+  /// foldable (the domains, no subgraph, not kept on purpose, a
+  /// deterministic kernel), every present input a constant or such a
+  /// result, no result known to exceed the size limit.
+  void markComputable(const Graph &g) {
+    for (const Node *n = g.firstNode(); n; n = n->next()) {
+      if (hasSubgraphs(*n)) {
+        for (const Graph *sg : n->subgraphs())
+          markComputable(*sg);
+        continue;
+      }
+      if ((!n->isDefaultDomain() && n->domain() != "ai.onnx.ml") || n->is("Constant") || keptOnPurpose(*n))
+        continue;
+      bool any = false, all = true;
+      for (const Value *v : n->operands()) {
+        if (!v)
+          continue;
+        any = true;
+        all = all && (constantTensor(v) || computable_.count(v));
+      }
+      const rt::KernelDef *k =
+          interp_.registry().find(n->domain() == "ai.onnx" ? "" : n->domain(), n->opType(), interp_.opsetVersionFor(*n));
+      std::optional<size_t> est = estimatedResultBytes(*n);
+      if (!any || !all || !k || !k->deterministic || (est && *est > sizeLimit_))
+        continue;
+      for (const Value *r : n->results())
+        if (r)
+          computable_.insert(r);
+    }
+  }
+
+  /// Whether every use of generator `n`'s results is by a node that folds
+  /// too: the generated tensor is then an intermediate of a constant chain
+  /// (swin's shifted-window mask, an anchor grid), gone once the chain is
+  /// folded, and only what crosses into the computed part of the graph
+  /// stays (judged by the size limit).
+  bool internalGenerator(const Node &n) const {
+    for (const Value *r : n.results()) {
+      if (!r)
+        continue;
+      for (Use *u = r->uses().first; u; u = u->next()) {
+        const Node *user = u->owner();
+        if (u->isGraphOutput() || !user || user->numResults() == 0)
+          return false;
+        for (const Value *ur : user->results())
+          if (ur && !computable_.count(ur))
+            return false;
+      }
+    }
+    return true;
   }
 
   /// Warns once per message over the fixed-point rounds of one pipeline.
@@ -354,6 +419,8 @@ private:
   PassContext &context_;
   size_t sizeLimit_;
   size_t generatorLimit_;
+  /// Results of the nodes that would fold (markComputable).
+  std::unordered_set<const Value *> computable_;
   std::unordered_set<std::string> &warned_;
   rt::Interpreter interp_;
 };
@@ -390,7 +457,7 @@ public:
     if (!model.graph())
       return false;
     Folder folder(model, context, sizeLimit_, generatorLimit_, warned_);
-    folder.visit(*model.graph());
+    folder.run(*model.graph());
     return folder.changed();
   }
 
