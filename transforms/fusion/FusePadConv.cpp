@@ -18,7 +18,10 @@
 //     count_include_pad = 1 (a zero border counted in the average, exactly
 //     what the pool's own padding does), and -inf for MaxPool (never the
 //     maximum, as the pool's padding). AveragePool with
-//     count_include_pad = 0 is never fused;
+//     count_include_pad = 0 fuses only without pads of its own, and becomes
+//     count_include_pad = 1: every window then lies in the padded input
+//     (ceil_mode 0) and divides by the whole kernel, zeros included, in
+//     both forms;
 //   - the consumer's auto_pad is NOTSET; a pool's merged pads stay smaller
 //     than its kernel (ONNX Runtime requires it); pools use ceil_mode = 0 (with
 //     ceil_mode the last window's placement depends on where padding
@@ -191,9 +194,17 @@ public:
     if (spatial == 0)
       return rewriter.notifyMatchFailure(node, "the number of spatial axes is unknown");
     double wanted = 0;
+    bool countPads = false; // count_include_pad = 0 -> 1 with the Pad's zeros
     if (node->is("AveragePool")) {
-      if (node->attrInt("count_include_pad", 0) == 0)
-        return rewriter.notifyMatchFailure(node, "AveragePool with count_include_pad = 0");
+      if (node->attrInt("count_include_pad", 0) == 0) {
+        // With no pads of its own (and ceil_mode 0, below) every window lies
+        // in the padded input, so it divides by the whole kernel: what
+        // count_include_pad = 1 does over the merged zero pads.
+        for (int64_t p : node->attrInts("pads", {}))
+          if (p != 0)
+            return rewriter.notifyMatchFailure(node, "AveragePool with count_include_pad = 0 and pads of its own");
+        countPads = true;
+      }
     } else if (node->is("MaxPool")) {
       wanted = -INFINITY;
       for (size_t i = 1; i < node->numResults(); ++i)
@@ -233,7 +244,11 @@ public:
         return rewriter.notifyMatchFailure(node, why);
     if (rewriter.debugEnabled())
       rewriter.notifyRewrite(node, "absorbed " + nodeLabel(*pad));
-    rewriter.modifyNodeInPlace(node, [&] { node->setAttr(Attribute::makeInts("pads", pads)); });
+    rewriter.modifyNodeInPlace(node, [&] {
+      node->setAttr(Attribute::makeInts("pads", pads));
+      if (countPads)
+        node->setAttr(Attribute::makeInt("count_include_pad", 1));
+    });
     rewriter.setOperand(node, 0, pad->operand(0));
     rewriter.eraseNode(pad);
     return true;
