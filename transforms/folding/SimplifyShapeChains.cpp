@@ -250,13 +250,20 @@ private:
       if (!(provablyEqual(e, (*in)[i]) || (c && *c == 0 && !allowZero)))
         return false;
     }
-    if (!context_.beginRewrite("nop-reshape", *n, /*exact=*/true))
+    return replaceByInput(n, "nop-reshapes", "Reshapes to the input's own (symbolic) shape removed",
+                          "the target is the input's own shape");
+  }
+
+  /// Given a node whose result provably equals its first operand, Execute:
+  /// replaces it by that operand (counted under `key`), Result: whether it did.
+  bool replaceByInput(Node *n, const char *key, const char *description, const char *why) {
+    if (!context_.beginRewrite(key, *n, /*exact=*/true))
       return false;
-    inferencer_.forget(r);
-    rewriter_.notifyRewrite(n, "the target is the input's own shape");
-    rewriter_.replaceAllUsesWith(r, n->operand(0));
+    inferencer_.forget(n->result(0));
+    rewriter_.notifyRewrite(n, why);
+    rewriter_.replaceAllUsesWith(n->result(0), n->operand(0));
     rewriter_.eraseNode(n);
-    ++context_.counter("nop-reshapes", "Reshapes to the input's own (symbolic) shape removed");
+    ++context_.counter(key, description);
     return true;
   }
 
@@ -277,14 +284,8 @@ private:
       if (!(provablyEqual(e, (*in)[offset + i]) || (c && *c == 1)))
         return false;
     }
-    if (!context_.beginRewrite("nop-expand", *n, /*exact=*/true))
-      return false;
-    inferencer_.forget(r);
-    rewriter_.notifyRewrite(n, "the target broadcasts to the input's own shape");
-    rewriter_.replaceAllUsesWith(r, n->operand(0));
-    rewriter_.eraseNode(n);
-    ++context_.counter("nop-expands", "Expands to the input's own (symbolic) shape removed");
-    return true;
+    return replaceByInput(n, "nop-expands", "Expands to the input's own (symbolic) shape removed",
+                          "the target broadcasts to the input's own shape");
   }
 
   /// Rule 1. Result: whether `n` was replaced (and erased).
