@@ -173,6 +173,19 @@ void inferLoop(InferContext &ctx) {
              " node results");
     return;
   }
+  // A carried value keeps one element type: the initial value's must be
+  // the body input's declared one (the body reads it as declared).
+  for (size_t i = 0; i < carried; ++i) {
+    const Value *in = body->inputs()[i + 2];
+    std::optional<DataType> initial = ctx.elemType(i + 2);
+    const Type *declared = in && in->type() ? &*in->type() : nullptr;
+    if (initial && declared && declared->isTensor() && declared->elemType() != DataType::Undefined &&
+        declared->elemType() != *initial) {
+      ctx.fail("loop-carried value " + std::to_string(i) + ": the initial value is " + dataTypeName(*initial) +
+               " but the body input '" + in->name() + "' is " + dataTypeName(declared->elemType()));
+      return;
+    }
+  }
   std::vector<std::optional<Facts>> state(carried);
   for (size_t i = 0; i < carried; ++i)
     state[i] = typeOnly(ctx.input(i + 2));
