@@ -20,6 +20,7 @@ void registerCleanupPasses(PassRegistry &registry) {
   addPass(registry, createEliminateRedundantTransposesPass);
   addPass(registry, createEliminateCommonSubexpressionsPass);
   addPass(registry, createEliminateNopOpsPass);
+  addPass(registry, createSimplifyBatchedMatMulPass);
 }
 
 void registerFoldingPasses(PassRegistry &registry) {
@@ -49,8 +50,9 @@ std::string defaultPipeline() {
   // Infer shapes first so that every pass of the round sees the current
   // types; fold constants (Constant nodes become initializers), then shape
   // arithmetic, then Ifs whose condition became constant. Merge constants
-  // next so that CSE sees equal operands; remove no-op ops and Transposes
-  // before CSE so that it compares what remains. The fusions come after
+  // next so that CSE sees equal operands; remove no-op ops, the [B*H, M, K] views
+  // around batched MatMuls (whose 4-D Transposes then compose with the head
+  // split's) and Transposes before CSE so that it compares what remains. The fusions come after
   // folding (their weights and biases must be constants by then): Pads into
   // Convs first, then BatchNormalization into the layer before it (which
   // may leave a MatMul + Add), per-channel Mul/Add into Conv weights/bias
@@ -67,6 +69,7 @@ std::string defaultPipeline() {
          "eliminate-duplicate-constants,"
          "eliminate-identity-ops,"
          "eliminate-nop-ops,"
+         "simplify-batched-matmul,"
          "eliminate-redundant-transposes,"
          "fuse-pad-conv,"
          "fuse-conv-batchnorm,"

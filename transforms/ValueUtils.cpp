@@ -146,6 +146,88 @@ bool knownEqual(const Dim &a, const Dim &b) {
          (a.isValue() ? a.getValue() == b.getValue() : a.getSymbol() == b.getSymbol());
 }
 
+namespace {
+
+/// Ops whose result 0 has operand 0's shape whatever the values.
+bool preservesShape(const Node &n) {
+  static const char *const kOps[] = {"Identity", "Cast", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "Gelu",
+                                     "Neg", "Abs", "Sqrt", "Exp", "Softmax", "LogSoftmax", "LayerNormalization",
+                                     "RMSNormalization", "Dropout", "HardSigmoid", "HardSwish", "Elu", "Clip"};
+  for (const char *op : kOps)
+    if (n.is(op))
+      return true;
+  return false;
+}
+
+/// One step of dimOrigin: the (operand, dim) that dim `d` of `v` copies,
+/// or null.
+std::pair<const Value *, size_t> dimSource(const Value *v, size_t d) {
+  const Node *n = v->definingNode();
+  std::optional<Shape> out = knownShape(v);
+  if (!n || !out || d >= out->size() || n->numOperands() == 0 || !n->operand(0) || n->result(0) != v)
+    return {nullptr, 0};
+  const Value *x = n->operand(0);
+  std::optional<Shape> in = knownShape(x);
+  if (!in)
+    return {nullptr, 0};
+  if (n->is("Transpose")) {
+    std::vector<int64_t> perm = n->attrInts("perm");
+    if (perm.size() == out->size() && perm[d] >= 0 && static_cast<size_t>(perm[d]) < in->size())
+      return {x, static_cast<size_t>(perm[d])};
+    return {nullptr, 0};
+  }
+  if (n->is("Reshape")) {
+    if (n->numOperands() < 2 || n->attrInt("allowzero", 0) != 0 || d >= in->size())
+      return {nullptr, 0};
+    std::optional<std::vector<int64_t>> target = constantInts(n->operand(1));
+    if (target && d < target->size() && (*target)[d] == 0)
+      return {x, d};
+    return {nullptr, 0};
+  }
+  if (n->is("MatMul")) {
+    std::optional<Shape> rhs = n->numOperands() == 2 ? knownShape(n->operand(1)) : std::nullopt;
+    if (rhs && rhs->size() == 2 && in->size() == out->size() && in->size() >= 2 && d + 1 < out->size())
+      return {x, d};
+    return {nullptr, 0};
+  }
+  if (preservesShape(*n))
+    return in->size() == out->size() ? std::pair<const Value *, size_t>{x, d} : std::pair<const Value *, size_t>{nullptr, 0};
+  if ((n->is("Add") || n->is("Sub") || n->is("Mul") || n->is("Div")) && n->numOperands() == 2) {
+    for (size_t side = 0; side < 2; ++side) {
+      const Value *self = n->operand(side), *other = n->operand(1 - side);
+      std::optional<Shape> s = knownShape(self), o = knownShape(other);
+      if (!self || !other || !s || !o || s->size() != out->size() || !constantTensor(other))
+        continue;
+      size_t lead = out->size() - std::min(o->size(), out->size());
+      if (o->size() > out->size())
+        continue;
+      if (d < lead || ((*o)[d - lead].isValue() && (*o)[d - lead].getValue() == 1))
+        return {self, d};
+    }
+  }
+  return {nullptr, 0};
+}
+
+} // namespace
+
+std::pair<const Value *, size_t> dimOrigin(const Value *value, size_t dim) {
+  // Bounded: exporters' chains are short; a long walk only costs time.
+  for (int steps = 0; value && steps < 64; ++steps) {
+    auto [src, d] = dimSource(value, dim);
+    if (!src)
+      break;
+    value = src, dim = d;
+  }
+  return {value, dim};
+}
+
+bool sameDim(const Value *a, size_t ad, const Value *b, size_t bd) {
+  std::optional<Shape> as = knownShape(a), bs = knownShape(b);
+  if (!as || !bs || ad >= as->size() || bd >= bs->size())
+    return false;
+  return knownEqual((*as)[ad], (*bs)[bd]) || dimOrigin(a, ad) == dimOrigin(b, bd);
+}
+
 bool replaceNodeWithValue(Node *node, Value *replacement, Rewriter &rewriter, std::string_view what) {
   Value *result = node->result(0);
   if (!result || !replacement)

@@ -62,6 +62,22 @@ std::optional<DataType> knownElemType(const Value *value);
 /// Whether two dims are known to be equal (the same number or the same symbol).
 bool knownEqual(const Dim &a, const Dim &b);
 
+/// Where a dim of a value comes from: the value and dim it is a copy of,
+/// found by following, for every input, exact copies back through
+/// Transpose (the permuted dim), Reshape with allowzero = 0 and a 0 at that
+/// position (the input's dim), MatMul with a 1-D/2-D right side (the left
+/// side's dims but the last), shape-preserving unary ops and elementwise
+/// binary ops whose other operand is a constant that broadcasts there (its
+/// aligned dim is 1 or absent). Stops at anything else (say, a graph input
+/// or a Reshape that computes the dim). Result: the origin; (value, dim)
+/// itself when nothing is followed.
+std::pair<const Value *, size_t> dimOrigin(const Value *value, size_t dim);
+
+/// Whether dim `ad` of `a` and dim `bd` of `b` are equal on every input:
+/// known equal (knownEqual), or copies of one dim (dimOrigin), which also
+/// holds for dims nothing else knows (`?` after a Reshape with -1).
+bool sameDim(const Value *a, size_t ad, const Value *b, size_t bd);
+
 /// Given a node all of whose results but the first are unused and a value
 /// equal to that first result, Execute: makes the users read `replacement`
 /// and erases the node; when the result is a graph output (whose name is the

@@ -8,7 +8,7 @@
 //     kt = Transpose <perm = [0,1,3,2]> (k)       y = Attention <scale = c>
 //          # or [0,2,3,1] of k_bshd (k is then           (q, k, v, mask)
 //          #   Transpose <perm = [0,2,1,3]> (k_bshd))
-//     s = MatMul(q, kt)        # q may be Mul(q0, c) / Div(q0, 1/c)
+//     s = MatMul(q, kt)        # q (or kt) may be Mul(q0, c) / Div(q0, 1/c)
 //     t = Mul(s, c)            # or Div(s, 1/c); optional (c = 1)
 //     u = Add(t, mask)         # or Add(Add(t, bias), mask) (the operand
 //                              # is then bias + mask, AttentionMask.h), or
@@ -31,7 +31,7 @@
 //   - the model's default-domain opset is >= 23 (the opset is never raised);
 //   - q, k, v are 4-D with known ranks, all float32 or all float16 (what
 //     ONNX Runtime's Attention runs); the batch dims of q, k, v are one
-//     known dim; k and v have the same heads and length; q's heads are a
+//     dim (known equal, or copies of one dim: ValueUtils' sameDim); k and v have the same heads and length; q's heads are a
 //     multiple of k's (grouped-query attention) and q and k have one head
 //     size;
 //   - the scale factors are one-element floating constants of rank <= 4
@@ -64,6 +64,7 @@
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"
 
+#include <array>
 #include <cmath>
 
 namespace onnxslim {
@@ -200,8 +201,15 @@ public:
       q = base;
       chain.push_back(qScaleNode);
     }
-    // k^T: a Transpose of k [0,1,3,2], or [0,2,3,1] of k in [B, S, H, D].
-    Node *kt = qk->operand(1)->definingNode();
+    // k^T (which may carry the scale too): a Transpose of k [0,1,3,2], or
+    // [0,2,3,1] of k in [B, S, H, D].
+    Value *kSide = qk->operand(1);
+    Node *kScaleNode = nullptr;
+    if (Value *base = stripScale(kSide, scale, kScaleNode)) {
+      kSide = base;
+      chain.push_back(kScaleNode);
+    }
+    Node *kt = kSide->definingNode();
     Value *kBshd = nullptr, *k = nullptr;
     if (isTranspose(kt, {0, 1, 3, 2}))
       k = kt->operand(0);
@@ -221,10 +229,13 @@ public:
     if (!dt || (*dt != DataType::Float && *dt != DataType::Float16) || knownElemType(v) != dt ||
         knownElemType(k ? k : kBshd) != dt)
       return rewriter.notifyMatchFailure(softmax, "q, k and v are not all float32 or all float16 (the types ONNX Runtime's Attention runs)");
-    const Shape &Q = *qs, &K = *ks, &V = *vs;
-    if (!knownEqual(Q[0], K[0]) || !knownEqual(Q[0], V[0]))
-      return rewriter.notifyMatchFailure(softmax, "q, k and v do not have one known batch dim");
-    if (!knownEqual(K[1], V[1]) || !knownEqual(K[2], V[2]) || !knownEqual(Q[3], K[3]))
+    const Shape &Q = *qs, &K = *ks;
+    // Dim i of k in [B, H, S, D] order, as a dim of the value that holds it.
+    auto kDim = [&](size_t i) -> size_t { return kBshd ? std::array<size_t, 4>{0, 2, 1, 3}[i] : i; };
+    Value *kv = k ? k : kBshd;
+    if (!sameDim(q, 0, kv, kDim(0)) || !sameDim(q, 0, v, 0))
+      return rewriter.notifyMatchFailure(softmax, "q, k and v are not known to have one batch dim");
+    if (!sameDim(kv, kDim(1), v, 1) || !sameDim(kv, kDim(2), v, 2) || !sameDim(q, 3, kv, kDim(3)))
       return rewriter.notifyMatchFailure(softmax, "k and v heads/length or q and k head sizes differ or are unknown");
     bool headsFit = knownEqual(Q[1], K[1]) ||
                     (Q[1].isValue() && K[1].isValue() && K[1].getValue() > 0 && Q[1].getValue() % K[1].getValue() == 0);
@@ -272,8 +283,8 @@ Value *headSplitSource(Value *v, int64_t &heads, std::vector<Node *> &nodes) {
   if (!r || r->numOperands() < 1 || !r->operand(0) || !hasSingleNodeUse(t->operand(0)))
     return nullptr;
   std::optional<Shape> in = knownShape(r->operand(0)), out = knownShape(r->result(0));
-  if (!in || !out || in->size() != 3 || out->size() != 4 || !knownEqual((*in)[0], (*out)[0]) ||
-      !knownEqual((*in)[1], (*out)[1]) || !(*in)[2].isValue() || !(*out)[2].isValue() || !(*out)[3].isValue() ||
+  if (!in || !out || in->size() != 3 || out->size() != 4 || !sameDim(r->operand(0), 0, r->result(0), 0) ||
+      !sameDim(r->operand(0), 1, r->result(0), 1) || !(*in)[2].isValue() || !(*out)[2].isValue() || !(*out)[3].isValue() ||
       (*in)[2].getValue() != (*out)[2].getValue() * (*out)[3].getValue())
     return nullptr;
   heads = (*out)[2].getValue();
@@ -306,8 +317,8 @@ public:
     if (!r || !r->is("Reshape") || r->operand(0) != t->result(0) || !r->result(0))
       return rewriter.notifyMatchFailure(att, "the head merge is not a Reshape");
     std::optional<Shape> in = knownShape(t->result(0)), out = knownShape(r->result(0));
-    if (!in || !out || in->size() != 4 || out->size() != 3 || !knownEqual((*in)[0], (*out)[0]) ||
-        !knownEqual((*in)[1], (*out)[1]) || !(*in)[2].isValue() || !(*in)[3].isValue() || !(*out)[2].isValue() ||
+    if (!in || !out || in->size() != 4 || out->size() != 3 || !sameDim(t->result(0), 0, r->result(0), 0) ||
+        !sameDim(t->result(0), 1, r->result(0), 1) || !(*in)[2].isValue() || !(*in)[3].isValue() || !(*out)[2].isValue() ||
         (*out)[2].getValue() != (*in)[2].getValue() * (*in)[3].getValue())
       return rewriter.notifyMatchFailure(att, "the head merge is not [B, S, H, Dv] -> [B, S, H * Dv]");
     // The default scale would be 1/sqrt(D) of the same D either way, but
