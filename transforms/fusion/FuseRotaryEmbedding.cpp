@@ -28,8 +28,10 @@
 //     r = Reshape(Concat <axis = -1> (Unsqueeze(Neg(x[.., 1::2]), -1),
 //                                     Unsqueeze(x[.., 0::2], -1)), x's shape)
 //     y = Add(Mul(x, cos), Mul(r, sin))    # cos[.., 2i] == cos[.., 2i+1]
-// becomes RotaryEmbedding <interleaved = 1> likewise. A partial rotary dim
-// is not matched yet.
+// becomes RotaryEmbedding <interleaved = 1> likewise. A partial rotary
+// (Phi): the rotation of x's first d dims (either form, d even, 0 < d < D)
+// concatenated on the last axis with x's remaining dims, each Slice used
+// once, is one RotaryEmbedding <rotary_embedding_dim = d> of x.
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/folding/FoldUtils.h"
@@ -362,6 +364,51 @@ private:
   }
 };
 
+/// A rotary embedding of the first d dims of x's last axis, concatenated
+/// with the rest (Phi's partial rotary), is one RotaryEmbedding with
+/// rotary_embedding_dim = d:
+///   Concat <axis = -1> (RotaryEmbedding(Slice(x, [0], [d], [-1]), c, s), Slice(x, [d], [D], [-1]))
+///   -> RotaryEmbedding <rotary_embedding_dim = d> (x, c, s)
+class AbsorbPartialRotary : public Pattern {
+public:
+  AbsorbPartialRotary() : Pattern("Concat", "fuse-rotary-embedding") {}
+
+  bool matchAndRewrite(Node *concat, Rewriter &rewriter) const override {
+    if (concat->numOperands() != 2 || !concat->operand(0) || !concat->operand(1) || !concat->result(0))
+      return rewriter.notifyMatchFailure(concat, "not a Concat of two values");
+    Node *rope = producerOp(concat->operand(0), "RotaryEmbedding");
+    if (!rope || rope->numOperands() != 3 || !rope->operand(0) || rope->attr("num_heads") ||
+        rope->attr("rotary_embedding_dim") || !hasSingleNodeUse(concat->operand(0)))
+      return rewriter.notifyMatchFailure(concat, "the first input is not a 4-D RotaryEmbedding (no position_ids, no partial dim) used only here");
+    Node *head = producerOp(rope->operand(0), "Slice");
+    Node *tail = producerOp(concat->operand(1), "Slice");
+    if (!head || !tail || head->operand(0) != tail->operand(0) || !hasSingleNodeUse(rope->operand(0)) ||
+        !hasSingleNodeUse(concat->operand(1)))
+      return rewriter.notifyMatchFailure(concat, "not the rotated head and the tail of one x, each used once");
+    Value *x = head->operand(0);
+    int64_t D = 0;
+    if (const char *reason = checkX(x, D))
+      return rewriter.notifyMatchFailure(concat, reason);
+    std::optional<Shape> hs = knownShape(rope->operand(0));
+    int64_t caxis = concat->attrInt("axis", 0);
+    if (!hs || hs->size() != 4 || !(*hs)[3].isValue())
+      return rewriter.notifyMatchFailure(concat, "the rotated head has no known last dim");
+    int64_t d = (*hs)[3].getValue();
+    if ((caxis != -1 && caxis != 3) || d <= 0 || d >= D || d % 2 != 0 || !isLastAxisSlice(head, x, 0, d, 4, D) ||
+        !isLastAxisSlice(tail, x, d, D, 4, D))
+      return rewriter.notifyMatchFailure(concat, "not [0, d) rotated and [d, D) kept of x's last axis, d even");
+    Node *fused = rewriter.createNodeBefore(concat, "RotaryEmbedding", {x, rope->operand(1), rope->operand(2)},
+                                            {concat->result(0)->name() + "_rotary"});
+    if (rope->attr("interleaved"))
+      fused->setAttr(Attribute::makeInt("interleaved", rope->attrInt("interleaved", 0)));
+    fused->setAttr(Attribute::makeInt("rotary_embedding_dim", d));
+    fused->result(0)->setType(x->type());
+    replaceFusedNode(concat, fused->result(0), rewriter, "RotaryEmbedding (partial)", true);
+    eraseDeadChain({rope, head, tail}, rewriter);
+    return true;
+  }
+};
+
 /// Moves a head split below a 4-D RotaryEmbedding, which then works on the
 /// 3-D [B, S, H*D] input with num_heads = H, so that fuse-attention can
 /// absorb the split into Attention's 3-D form:
@@ -372,8 +419,7 @@ public:
   SinkHeadSplitBelowRotary() : Pattern("RotaryEmbedding", "fuse-rotary-embedding") {}
 
   bool matchAndRewrite(Node *rope, Rewriter &rewriter) const override {
-    if (rope->numOperands() != 3 || !rope->operand(0) || !rope->result(0) || rope->attr("num_heads") ||
-        rope->attr("rotary_embedding_dim"))
+    if (rope->numOperands() != 3 || !rope->operand(0) || !rope->result(0) || rope->attr("num_heads"))
       return rewriter.notifyMatchFailure(rope, "not a 4-D RotaryEmbedding without position_ids");
     Node *t = rope->operand(0)->definingNode();
     if (!t || !t->is("Transpose") || t->attrInts("perm") != std::vector<int64_t>{0, 2, 1, 3} ||
@@ -391,6 +437,8 @@ public:
                                             {rope->result(0)->name() + "_3d"});
     if (rope->attr("interleaved"))
       rope3->setAttr(Attribute::makeInt("interleaved", rope->attrInt("interleaved", 0)));
+    if (rope->attr("rotary_embedding_dim"))
+      rope3->setAttr(Attribute::makeInt("rotary_embedding_dim", rope->attrInt("rotary_embedding_dim", 0)));
     rope3->setAttr(Attribute::makeInt("num_heads", (*out)[2].getValue()));
     rope3->result(0)->setType(r->operand(0)->type());
     Node *r2 = rewriter.createNodeBefore(rope, "Reshape", {rope3->result(0), r->operand(1)}, {rope->result(0)->name() + "_heads"});
@@ -415,6 +463,7 @@ protected:
   void populatePatterns(PatternSet &patterns) const override {
     patterns.add<FuseRotaryEmbeddingPattern>();
     patterns.add<FuseInterleavedRotaryEmbedding>();
+    patterns.add<AbsorbPartialRotary>();
     patterns.add<SinkHeadSplitBelowRotary>();
   }
 };
