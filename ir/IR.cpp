@@ -191,6 +191,14 @@ void Node::dropResult(size_t i) {
   results_.at(i).reset();
 }
 
+void Node::eraseResult(size_t i) {
+  assert(results_.at(i) == nullptr || !results_[i]->hasUses());
+  results_.erase(results_.begin() + static_cast<std::ptrdiff_t>(i));
+  for (size_t j = i; j < results_.size(); ++j)
+    if (results_[j])
+      results_[j]->resultNo_ = static_cast<unsigned>(j);
+}
+
 void Node::trimResults() {
   while (!results_.empty() && !results_.back())
     results_.pop_back();

@@ -269,6 +269,10 @@ public:
   /// Given a result index whose value has no uses, Execute: destroys that value
   /// and leaves an omitted slot, Result: result(i) == nullptr.
   void dropResult(size_t i);
+  /// Given a result index whose value has no uses, Execute: destroys that
+  /// value and removes its slot (later results shift down; for variadic
+  /// results such as a Loop's, whose positions are their meaning).
+  void eraseResult(size_t i);
   /// Execute: removes the trailing omitted results (ONNX writes them as
   /// empty names, which count against a schema's output arity), Result:
   /// numResults() ends at the last present result.

@@ -28,6 +28,7 @@ void registerFoldingPasses(PassRegistry &registry) {
   addPass(registry, createFoldConstantsPass);
   addPass(registry, createSimplifyShapeChainsPass);
   addPass(registry, createInlineConstantIfPass);
+  addPass(registry, createSimplifyControlFlowPass);
   addPass(registry, createConvertFloatTypePass);
   addPass(registry, createConvertOpsetPass);
 }
@@ -49,23 +50,26 @@ void registerFusionPasses(PassRegistry &registry) {
 std::string defaultPipeline() {
   // Infer shapes first so that every pass of the round sees the current
   // types; fold constants (Constant nodes become initializers), then shape
-  // arithmetic, then Ifs whose condition became constant. Merge constants
-  // next so that CSE sees equal operands; remove no-op ops, the [B*H, M, K] views
-  // around batched MatMuls (whose 4-D Transposes then compose with the head
-  // split's) and Transposes before CSE so that it compares what remains. The fusions come after
-  // folding (their weights and biases must be constants by then): Pads into
-  // Convs first, then BatchNormalization into the layer before it (which
-  // may leave a MatMul + Add), per-channel Mul/Add into Conv weights/bias
-  // (Mul first: a decomposed BN is Mul then Add), MatMul + Add into Gemm,
-  // then LayerNormalization (before RMSNormalization, which would take
-  // its centred half), Gelu, RotaryEmbedding (before Attention, whose head
-  // split it moves ahead of) and Attention (MatMul + Add became Gemm only
-  // where 2-D, so the 4-D attention MatMuls are intact); sweep dead nodes
-  // and then the initializers they were the last to read.
+  // arithmetic, then Ifs whose condition became constant, Ifs that only
+  // select between constants and Loop values carried twice. Merge constants
+  // next so that CSE sees equal operands; remove no-op ops, the [B*H, M, K]
+  // views around batched MatMuls (whose 4-D Transposes then compose with
+  // the head split's) and Transposes before CSE so that it compares what
+  // remains. The fusions come after folding (their weights and biases must
+  // be constants by then): Pads into Convs first, then BatchNormalization
+  // into the layer before it (which may leave a MatMul + Add), per-channel
+  // Mul/Add into Conv weights/bias (Mul first: a decomposed BN is Mul then
+  // Add), MatMul + Add into Gemm, then LayerNormalization (before
+  // RMSNormalization, which would take its centred half), Gelu,
+  // RotaryEmbedding (before Attention, whose head split it moves ahead of)
+  // and Attention (MatMul + Add became Gemm only where 2-D, so the 4-D
+  // attention MatMuls are intact); sweep dead nodes and then the
+  // initializers they were the last to read.
   return "infer-shapes,"
          "fold-constants,"
          "simplify-shape-chains,"
          "inline-constant-if,"
+         "simplify-control-flow,"
          "eliminate-duplicate-constants,"
          "eliminate-identity-ops,"
          "eliminate-nop-ops,"

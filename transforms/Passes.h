@@ -27,6 +27,7 @@ std::unique_ptr<Pass> createEliminateRedundantTransposesPass();
 std::unique_ptr<Pass> createEliminateCommonSubexpressionsPass();
 std::unique_ptr<Pass> createEliminateNopOpsPass();
 std::unique_ptr<Pass> createSimplifyBatchedMatMulPass();
+std::unique_ptr<Pass> createSimplifyControlFlowPass();
 std::unique_ptr<Pass> createInferShapesPass();
 std::unique_ptr<Pass> createFoldConstantsPass();
 std::unique_ptr<Pass> createSimplifyShapeChainsPass();

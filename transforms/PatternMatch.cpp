@@ -220,6 +220,28 @@ void Rewriter::dropResult(Node *node, size_t index) {
   notifyModified(node);
 }
 
+void Rewriter::eraseResult(Node *node, size_t index) {
+  assert((!node->result(index) || !node->result(index)->hasUses()) && "erasing a used result");
+  node->eraseResult(index);
+  noteChange();
+  notifyModified(node);
+}
+
+void Rewriter::eraseOperand(Node *node, size_t index) {
+  Value *old = node->operand(index);
+  node->eraseOperand(index);
+  noteChange();
+  notifyModified(node);
+  notifyDropped(old);
+}
+
+void Rewriter::eraseGraphOutput(Graph &graph, size_t index) {
+  Value *old = graph.output(index);
+  graph.eraseOutput(index);
+  noteChange();
+  notifyDropped(old);
+}
+
 void Rewriter::modifyNodeInPlace(Node *node, const std::function<void()> &fn) {
   fn();
   noteChange();

@@ -143,6 +143,12 @@ public:
   /// Given a node and an unused result index, Execute: makes that result an
   /// omitted output.
   void dropResult(Node *node, size_t index);
+  /// Given a node and an unused result index, Execute: removes that result
+  /// slot (later results shift down).
+  void eraseResult(Node *node, size_t index);
+  /// Given a node and an operand index, Execute: removes that operand slot
+  /// (later operands shift down); the old operand's producer is revisited.
+  void eraseOperand(Node *node, size_t index);
   /// Given a node and a change to its attributes or op type (made by `fn`,
   /// which must not touch operands, results or other nodes), Execute: runs
   /// it and revisits the node.
@@ -162,6 +168,10 @@ public:
   /// Given a graph input with no uses, Execute: removes it (interface change:
   /// only when the user asked for it).
   void eraseGraphInput(Graph &graph, Value *input);
+  /// Given a graph and an output position, Execute: removes that output
+  /// (for a body whose parent op drops the matching slot; the value's
+  /// producer is revisited).
+  void eraseGraphOutput(Graph &graph, size_t index);
 
   //===--- Diagnostics ------------------------------------------------===//
   /// Given the pattern (or pass step) about to run, Execute: names it in debug lines.

@@ -228,6 +228,57 @@ bool sameDim(const Value *a, size_t ad, const Value *b, size_t bd) {
   return knownEqual((*as)[ad], (*bs)[bd]) || dimOrigin(a, ad) == dimOrigin(b, bd);
 }
 
+namespace {
+template <typename T> bool sameBits(const std::vector<T> &a, const std::vector<T> &b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+} // namespace
+
+bool sameTensorContent(const TensorPtr &a, const TensorPtr &b) {
+  if (a == b)
+    return true;
+  if (!a || !b)
+    return false;
+  return tensorContentHash(*a) == tensorContentHash(*b) && a->sameContent(*b);
+}
+
+bool sameAttribute(const Attribute &a, const Attribute &b) {
+  if (a.name != b.name || a.kind != b.kind || a.refAttrName != b.refAttrName)
+    return false;
+  switch (a.kind) {
+  case AttrKind::Float: return std::memcmp(&a.f, &b.f, sizeof a.f) == 0;
+  case AttrKind::Int: return a.i == b.i;
+  case AttrKind::String: return a.s == b.s;
+  case AttrKind::Tensor: return sameTensorContent(a.t, b.t);
+  case AttrKind::Floats: return sameBits(a.floats, b.floats);
+  case AttrKind::Ints: return a.ints == b.ints;
+  case AttrKind::Strings: return a.strings == b.strings;
+  case AttrKind::Tensors:
+    if (a.tensors.size() != b.tensors.size())
+      return false;
+    for (size_t i = 0; i < a.tensors.size(); ++i)
+      if (!sameTensorContent(a.tensors[i], b.tensors[i]))
+        return false;
+    return true;
+  case AttrKind::TypeProto: return a.tp == b.tp;
+  case AttrKind::TypeProtos: return a.typeProtos == b.typeProtos;
+  case AttrKind::SparseTensor: return a.sparseTensor == b.sparseTensor;
+  case AttrKind::SparseTensors: return a.sparseTensors == b.sparseTensors;
+  default: return false; // graphs (excluded earlier) and unknown kinds
+  }
+}
+
+bool sameAttributes(const Node &a, const Node &b) {
+  if (a.attributes().size() != b.attributes().size())
+    return false;
+  for (const Attribute &x : a.attributes()) {
+    const Attribute *y = b.attr(x.name);
+    if (!y || !sameAttribute(x, *y))
+      return false;
+  }
+  return true;
+}
+
 bool replaceNodeWithValue(Node *node, Value *replacement, Rewriter &rewriter, std::string_view what) {
   Value *result = node->result(0);
   if (!result || !replacement)

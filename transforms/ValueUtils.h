@@ -78,6 +78,15 @@ std::pair<const Value *, size_t> dimOrigin(const Value *value, size_t dim);
 /// holds for dims nothing else knows (`?` after a Reshape with -1).
 bool sameDim(const Value *a, size_t ad, const Value *b, size_t bd);
 
+/// Whether two tensors are equal: dtype, dims and bytes (the same pointer,
+/// or equal content hashes and content).
+bool sameTensorContent(const TensorPtr &a, const TensorPtr &b);
+/// Whether two attributes are equal (name, kind, value bit for bit; graph
+/// attributes are never equal).
+bool sameAttribute(const Attribute &a, const Attribute &b);
+/// Whether two nodes carry the same attributes, in any order.
+bool sameAttributes(const Node &a, const Node &b);
+
 /// Given a node all of whose results but the first are unused and a value
 /// equal to that first result, Execute: makes the users read `replacement`
 /// and erases the node; when the result is a graph output (whose name is the

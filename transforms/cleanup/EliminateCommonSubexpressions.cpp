@@ -46,44 +46,6 @@ constexpr std::string_view kNonDeterministic[] = {"RandomNormal", "RandomNormalL
 void mix(uint64_t &h, uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); }
 uint64_t hashString(std::string_view s) { return std::hash<std::string_view>{}(s); }
 
-template <typename T> bool sameBits(const std::vector<T> &a, const std::vector<T> &b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
-}
-
-bool sameTensor(const TensorPtr &a, const TensorPtr &b) {
-  if (a == b)
-    return true;
-  if (!a || !b)
-    return false;
-  return tensorContentHash(*a) == tensorContentHash(*b) && a->sameContent(*b);
-}
-
-bool sameAttribute(const Attribute &a, const Attribute &b) {
-  if (a.name != b.name || a.kind != b.kind || a.refAttrName != b.refAttrName)
-    return false;
-  switch (a.kind) {
-  case AttrKind::Float: return std::memcmp(&a.f, &b.f, sizeof a.f) == 0;
-  case AttrKind::Int: return a.i == b.i;
-  case AttrKind::String: return a.s == b.s;
-  case AttrKind::Tensor: return sameTensor(a.t, b.t);
-  case AttrKind::Floats: return sameBits(a.floats, b.floats);
-  case AttrKind::Ints: return a.ints == b.ints;
-  case AttrKind::Strings: return a.strings == b.strings;
-  case AttrKind::Tensors:
-    if (a.tensors.size() != b.tensors.size())
-      return false;
-    for (size_t i = 0; i < a.tensors.size(); ++i)
-      if (!sameTensor(a.tensors[i], b.tensors[i]))
-        return false;
-    return true;
-  case AttrKind::TypeProto: return a.tp == b.tp;
-  case AttrKind::TypeProtos: return a.typeProtos == b.typeProtos;
-  case AttrKind::SparseTensor: return a.sparseTensor == b.sparseTensor;
-  case AttrKind::SparseTensors: return a.sparseTensors == b.sparseTensors;
-  default: return false; // graphs (excluded earlier) and unknown kinds
-  }
-}
-
 uint64_t hashAttribute(const Attribute &a) {
   uint64_t h = hashString(a.name);
   mix(h, static_cast<uint64_t>(a.kind));
