@@ -11,6 +11,7 @@
 
 #include "api/RunValues.h"
 #include "runtime/Compare.h"
+#include "runtime/InputSearch.h"
 #include "runtime/Inputs.h"
 #include "runtime/Interpreter.h"
 #include "runtime/ThreadPool.h"
@@ -237,7 +238,17 @@ Result<VerifyReport> verify(const Model &reference, const Model &candidate, cons
   rt::InputOptions opts;
   if (Status s = inputOptions(options.seed, options.dims, options.specFile, options.specModel, opts); !s)
     return s;
-  rt::Interpreter runA(reference), runB(candidate);
+  for (const auto &[name, shape] : options.inputShapes) {
+    rt::InputSpec spec;
+    spec.name = name;
+    spec.shape = shape;
+    auto it = std::find_if(opts.specs.begin(), opts.specs.end(), [&](const rt::InputSpec &s) { return s.name == name; });
+    if (it != opts.specs.end())
+      it->shape = shape;
+    else
+      opts.specs.push_back(spec);
+  }
+  rt::Interpreter runB(candidate);
   VerifyReport report;
   report.outputs.resize(ga.numOutputs());
   // Each output's tolerance: the table's for the precision it is computed
@@ -254,11 +265,44 @@ Result<VerifyReport> verify(const Model &reference, const Model &candidate, cons
     if (p != DataType::Undefined)
       report.outputs[i].precision = dataTypeName(p == DataType::Undefined ? DataType::Float : p);
   }
-  for (int sample = 0; sample < options.samples; ++sample) {
-    opts.seed = options.seed + static_cast<uint64_t>(sample);
-    std::vector<rt::RtValue> inA, inB, outA, outB;
-    if (Status s = makeGraphInputs(ga, opts, options.inputs, inA); !s)
-      return Status::error(a + ": " + s.message());
+  // The inputs: sized as the optimizer's model check sizes them (free dims
+  // tried at 32, 64, 512, then searched; rt::searchInputs), on the
+  // reference, whose outputs are kept.
+  rt::InputSearchOptions search;
+  search.base = opts;
+  for (const auto &entry : options.inputs)
+    search.base.provided.insert(entry.first);
+  search.samples = options.samples;
+  std::vector<std::vector<rt::RtValue>> samplesIn, samplesOut;
+  rt::TryInputs tryInputs = [&](const rt::InputOptions &io, std::string &why, uint64_t &progress) {
+    std::vector<rt::RtValue> in, out;
+    if (Status s = makeGraphInputs(ga, io, options.inputs, in); !s) {
+      why = s.message();
+      return false;
+    }
+    rt::Interpreter runA(reference);
+    rt::Status s = runA.run(ga, in, out);
+    progress = runA.stepsStarted();
+    if (!s.ok()) {
+      why = s.message();
+      return false;
+    }
+    samplesIn.push_back(std::move(in));
+    samplesOut.push_back(std::move(out));
+    return true;
+  };
+  std::string error;
+  std::vector<rt::InputSample> samples = rt::searchInputs(ga, search, tryInputs, error);
+  if (samples.empty())
+    return Status::error(a + ": " + error);
+  for (const rt::InputSample &s : samples)
+    if (!s.description.empty())
+      report.inputs += (report.inputs.empty() ? "" : " | ") + s.description;
+  report.dims = samples.front().options.dims;
+  report.samples = samplesIn.size();
+  for (size_t sample = 0; sample < samplesIn.size(); ++sample) {
+    const std::vector<rt::RtValue> &inA = samplesIn[sample], &outA = samplesOut[sample];
+    std::vector<rt::RtValue> inB, outB;
     // The candidate's inputs: the reference's values matched by name (it may
     // order them differently).
     inB.resize(gb.inputs().size());
@@ -266,8 +310,6 @@ Result<VerifyReport> verify(const Model &reference, const Model &candidate, cons
       for (size_t k = 0; k < ga.inputs().size() && k < inA.size(); ++k)
         if (ga.input(k)->name() == gb.input(j)->name() && !gb.input(j)->isInitializer())
           inB[j] = inA[k];
-    if (rt::Status s = runA.run(ga, inA, outA); !s.ok())
-      return Status::error(a + ": " + s.message());
     if (rt::Status s = runB.run(gb, inB, outB); !s.ok())
       return Status::error(b + ": " + s.message());
     for (size_t i = 0; i < outA.size(); ++i) {

@@ -48,6 +48,36 @@ std::vector<FusionName> onnxslimFusionNames() {
   };
 }
 
+std::vector<OptimizationName> onnxslimOptimizationNames() {
+  std::vector<std::string> fusions;
+  for (const PassInfo *p : builtinRegistry().passes())
+    if (isFusionPass(p->name, builtinRegistry()))
+      fusions.push_back(p->name);
+  return {
+      {"constant_folding", {"fold-constants"}},
+      {"graph_fusion", fusions},
+      {"dead_node_elimination", {"eliminate-dead-nodes"}},
+      {"subexpression_elimination", {"eliminate-common-subexpressions"}},
+      {"weight_tying", {"eliminate-duplicate-constants"}},
+  };
+}
+
+Result<std::vector<std::string>> resolveOptimizationSkips(const std::vector<std::string> &names) {
+  std::vector<std::string> passes;
+  std::vector<OptimizationName> table = onnxslimOptimizationNames();
+  for (const std::string &name : names) {
+    auto it = std::find_if(table.begin(), table.end(), [&](const OptimizationName &o) { return o.name == name; });
+    if (it == table.end()) {
+      std::string known;
+      for (const OptimizationName &o : table)
+        known += (known.empty() ? "" : ", ") + o.name;
+      return Status::error("unknown optimization '" + name + "' (OnnxSlim's names: " + known + ")");
+    }
+    passes.insert(passes.end(), it->passes.begin(), it->passes.end());
+  }
+  return passes;
+}
+
 std::string fusionPassName(std::string_view name) {
   for (const FusionName &f : onnxslimFusionNames())
     if (name == f.name)

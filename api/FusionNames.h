@@ -23,6 +23,10 @@ struct FusionSkips {
   std::map<std::string, std::vector<std::string>> options;
 };
 
+/// Given OnnxSlim's optimization names, Result: the passes they name, or
+/// the error naming the first unknown name and listing the known ones.
+Result<std::vector<std::string>> resolveOptimizationSkips(const std::vector<std::string> &names);
+
 /// Given a name that is neither OnnxSlim's nor a fusion pass's, Result:
 /// the message saying so, listing OnnxSlim's names.
 std::string unknownFusionMessage(std::string_view name);

@@ -106,8 +106,12 @@ Result<std::string> pipelineFor(const OptimizeOptions &options, const PassRegist
   Result<FusionSkips> fusions = resolveFusionSkips(options.skipFusions, registry);
   if (!fusions)
     return fusions.status();
+  Result<std::vector<std::string>> optimizations = resolveOptimizationSkips(options.skipOptimizations);
+  if (!optimizations)
+    return optimizations.status();
   std::vector<std::string> skipped = options.skipPasses;
   skipped.insert(skipped.end(), fusions->passes.begin(), fusions->passes.end());
+  skipped.insert(skipped.end(), optimizations->begin(), optimizations->end());
   bool given = options.pipeline.has_value();
   std::string text = given ? *options.pipeline : targetPipeline(options.target);
   if (options.targetOpset)
@@ -222,10 +226,20 @@ void fillPassReports(const PassManager &pm, OptimizeReport &report) {
   report.timingText = timing.str();
 }
 
+/// OptimizeOptions::floatType by its full name: "float16" or "float32" for
+/// "fp16"/"fp32" too (the command line's and OnnxSlim's names).
+std::string floatTypeName(const OptimizeOptions &options) {
+  if (options.floatType == "fp16")
+    return "float16";
+  if (options.floatType == "fp32")
+    return "float32";
+  return options.floatType;
+}
+
 /// The pass of OptimizeOptions::floatType, keeping the named nodes in
 /// float32; kAfterFloatType runs after it, once.
 std::unique_ptr<Pass> floatTypePass(const OptimizeOptions &options, const std::vector<std::string> &keepNodes) {
-  return createConvertFloatTypePass(options.floatType, options.keepIOTypes, keepNodes); // checked by checkOptions
+  return createConvertFloatTypePass(floatTypeName(options), options.keepIOTypes, keepNodes); // checked by checkOptions
 }
 constexpr std::string_view kAfterFloatType = "eliminate-dead-nodes,eliminate-unused-initializers";
 
@@ -280,8 +294,8 @@ Status checkOptions(const OptimizeOptions &options) {
   if (options.targetOpset && (*options.targetOpset < 7 || *options.targetOpset > maxKnownDefaultOpset()))
     return Status::error("target opset " + std::to_string(*options.targetOpset) + " is out of range (7.." +
                          std::to_string(maxKnownDefaultOpset()) + ")");
-  if (!options.floatType.empty() && options.floatType != "float16" && options.floatType != "float32")
-    return Status::error("unknown float type '" + options.floatType + "' (float16, float32)");
+  if (std::string t = floatTypeName(options); !t.empty() && t != "float16" && t != "float32")
+    return Status::error("floatType: unknown float type '" + options.floatType + "' (float16 or fp16, float32 or fp32)");
   const PassRegistry &registry = options.registry ? *options.registry : builtinRegistry();
   Result<std::string> pipeline = pipelineFor(options, registry);
   if (!pipeline)
@@ -401,7 +415,7 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   std::unique_ptr<PassManager> convert;
   if (ok && !options.floatType.empty()) {
     std::vector<std::string> keep;
-    if (options.floatType == "float16" && options.float16Fallback && options.keepIOTypes && policy.comparesFloat16()) {
+    if (floatTypeName(options) == "float16" && options.float16Fallback && options.keepIOTypes && policy.comparesFloat16()) {
       Float16Fallback fallback = float16Fallback(model, registry, policy.checkOptions(), log);
       report.float16Compared = fallback.compared;
       report.float16KeptNodes = fallback.keepNodes.size();
@@ -433,7 +447,7 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   if (run.modelChecked)
     report.check = CheckReport{run.checkFigures.outputs, run.checkFigures.maxAbsDiff, run.checkFigures.maxRelDiff,
                                run.checkFigures.seconds, run.checkFigures.dims, run.rewrites, run.exactRewrites,
-                               run.provedStructurally, run.checkFigures.tolerances};
+                               run.provedStructurally, run.checkFigures.tolerances, run.checkFigures.dimSizes};
   for (const UndoneRewrite &u : run.undone)
     report.undoneRewrites.push_back(
         {u.rewrite.pass, u.rewrite.pattern, u.rewrite.root, u.rewrite.round, u.difference});

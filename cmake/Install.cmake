@@ -10,7 +10,13 @@
 #   find_package(onnxslim REQUIRED)
 #   target_link_libraries(app PRIVATE onnxslim::onnxslim)
 #
-# (examples/consumer/ is such a project; tests/install/ builds it.)
+# (examples/consumer/ is such a project; tests/install/ builds it), and
+# P/lib/pkgconfig/onnxslim.pc for builds without CMake:
+#
+#   c++ app.cpp $(pkg-config --cflags --libs onnxslim)
+#
+# The documents the headers and --help point to (API.md, ARCHITECTURE.md,
+# Report.md, TextFormat.md) go to P/share/doc/onnxslim/.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -40,10 +46,32 @@ install(FILES ${ONNXSLIM_PUBLIC_IR_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDED
 install(FILES ${ONNXSLIM_PUBLIC_TRANSFORMS_HEADERS}
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/onnxslim/transforms)
 
-set(ONNXSLIM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/onnxslim)
-# The package finds Protobuf for a static library only (whatever decided the
-# library's type: BUILD_SHARED_LIBS set, unset, or set by a parent).
+# What a link of the library needs besides it (pkg-config and the CMake
+# package). A static libonnxslim needs protobuf's runtime library, named by
+# its soname so that a consumer needs the runtime package only
+# (libprotobuf's .so symlink comes with -dev); a shared one carries it
+# (whatever decided the library's type: BUILD_SHARED_LIBS set, unset, or
+# set by a parent).
 get_target_property(ONNXSLIM_LIBRARY_TYPE onnxslim TYPE)
+set(ONNXSLIM_PC_LIBS "-pthread")
+if(ONNXSLIM_LIBRARY_TYPE STREQUAL "STATIC_LIBRARY")
+  get_target_property(onnxslim_protobuf_lib protobuf::libprotobuf IMPORTED_LOCATION_RELEASE)
+  if(NOT onnxslim_protobuf_lib)
+    get_target_property(onnxslim_protobuf_lib protobuf::libprotobuf IMPORTED_LOCATION)
+  endif()
+  if(NOT onnxslim_protobuf_lib)
+    set(onnxslim_protobuf_lib "${Protobuf_LIBRARY}")
+  endif()
+  get_filename_component(onnxslim_protobuf_real "${onnxslim_protobuf_lib}" REALPATH)
+  get_filename_component(onnxslim_protobuf_name "${onnxslim_protobuf_real}" NAME)
+  # libprotobuf.so.32.0.12 -> libprotobuf.so.32 (its soname)
+  string(REGEX REPLACE "^(lib[^.]+\\.so\\.[0-9]+).*$" "\\1" onnxslim_protobuf_soname "${onnxslim_protobuf_name}")
+  get_filename_component(onnxslim_protobuf_dir "${onnxslim_protobuf_real}" DIRECTORY)
+  string(APPEND ONNXSLIM_PC_LIBS " -L${onnxslim_protobuf_dir} -l:${onnxslim_protobuf_soname}")
+  # The CMake package links the same file (onnxslimConfig.cmake.in).
+  set(ONNXSLIM_PROTOBUF_RUNTIME "${onnxslim_protobuf_dir}/${onnxslim_protobuf_soname}")
+endif()
+set(ONNXSLIM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/onnxslim)
 install(EXPORT onnxslimTargets NAMESPACE onnxslim:: DESTINATION ${ONNXSLIM_CMAKE_DIR})
 configure_package_config_file(cmake/onnxslimConfig.cmake.in
   ${PROJECT_BINARY_DIR}/onnxslimConfig.cmake
@@ -53,3 +81,9 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/onnxslimConfigVersion.cma
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/onnxslimConfig.cmake ${PROJECT_BINARY_DIR}/onnxslimConfigVersion.cmake
         DESTINATION ${ONNXSLIM_CMAKE_DIR})
+
+configure_file(cmake/onnxslim.pc.in ${PROJECT_BINARY_DIR}/onnxslim.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/onnxslim.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+install(FILES docs/API.md docs/ARCHITECTURE.md docs/Report.md docs/TextFormat.md
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})

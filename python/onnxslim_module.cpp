@@ -129,8 +129,10 @@ py::tuple slimModel(const py::object &source, const std::optional<std::string> &
                     const std::string &modelCheck, const std::map<std::string, int64_t> &checkDims,
                     bool externalData, const std::vector<std::string> &inputs,
                     const std::vector<std::string> &outputs, const std::string &floatType, bool keepIOTypes,
-                    const std::vector<std::string> &skipFusions) {
+                    const std::vector<std::string> &skipFusions,
+                    const std::vector<std::string> &skipOptimizations) {
   OptimizeOptions options;
+  options.skipOptimizations = skipOptimizations;
   options.inputs = inputs;
   options.outputs = outputs;
   options.floatType = floatType;
@@ -265,6 +267,15 @@ PYBIND11_MODULE(_onnxslim, m) {
         return out;
       },
       "OnnxSlim's fusion names as dicts (name, pass, skip_option, covers): the library's one table");
+  m.def(
+      "onnxslim_optimization_names",
+      [] {
+        py::dict out;
+        for (const OptimizationName &o : onnxslimOptimizationNames())
+          out[py::str(o.name)] = o.passes;
+        return out;
+      },
+      "OnnxSlim's optimization names (skip_optimizations) and the passes each is here");
   m.def("slim_model", &slimModel, py::arg("source"), py::kw_only(), py::arg("output") = py::none(),
         py::arg("model_name") = "<bytes>", py::arg("base_dir") = ".", py::arg("pipeline") = py::none(),
         py::arg("target") = "onnx", py::arg("skip_passes") = std::vector<std::string>{},
@@ -274,6 +285,7 @@ PYBIND11_MODULE(_onnxslim, m) {
         py::arg("inputs") = std::vector<std::string>{}, py::arg("outputs") = std::vector<std::string>{},
         py::arg("float_type") = "", py::arg("keep_io_types") = true,
         py::arg("skip_fusions") = std::vector<std::string>{},
+        py::arg("skip_optimizations") = std::vector<std::string>{},
         "Read (path or bytes), optimize and write (path, or bytes when output is None) a model; "
         "returns (bytes or None, report dict). Raises OnnxSlimError.");
 }

@@ -391,7 +391,7 @@ Status loadInputSpecs(const std::string &jsonPath, const std::string &modelName,
 }
 
 Status parseDimFlag(std::string_view flag, std::map<std::string, int64_t> &dims) {
-  size_t eq = flag.find('=');
+  size_t eq = flag.find_last_of("=:"); // SYMBOL=N or SYMBOL:N (N holds neither)
   if (eq == std::string_view::npos || eq == 0)
     return Status::error("expected SYMBOL=N, got '" + std::string(flag) + "'");
   std::string_view num = flag.substr(eq + 1);

@@ -66,7 +66,7 @@ Status makeRandomTensor(DataType dtype, const std::vector<int64_t> &dims, uint64
 Status loadInputSpecs(const std::string &jsonPath, const std::string &modelName,
                       std::vector<InputSpec> &specs);
 
-/// Given "SYMBOL=N", Execute: records it in `dims`; error on bad syntax.
+/// Given "SYMBOL=N" (or "SYMBOL:N"), Execute: records it in `dims`; error on bad syntax.
 Status parseDimFlag(std::string_view flag, std::map<std::string, int64_t> &dims);
 
 /// Given a value read from a data file, Result: the same runtime value.

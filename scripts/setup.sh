@@ -15,7 +15,7 @@ die() { echo "setup: error: $*" >&2; exit 1; }
 note() { echo "setup: $*" >&2; }
 
 PACKAGES=(
-  build-essential cmake
+  build-essential cmake pkg-config
   libprotobuf-dev protobuf-compiler
   libxtensor-dev libxsimd-dev
   googletest libgtest-dev libbenchmark-dev

@@ -16,6 +16,7 @@
 #include "onnxslim/passes.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -80,7 +81,8 @@ bool inputOptions(const InputArgs &args, const std::string &modelPath, RunConfig
 bool readInputFiles(const Model &model, const std::vector<std::string> &flags, std::map<std::string, RunValue> &values,
                     std::string &error) {
   for (const std::string &flag : flags) {
-    size_t eq = flag.find('=');
+    // NAME=FILE or NAME:FILE; an '=' wins (a name may hold ':', "input:0").
+    size_t eq = flag.find('=') != std::string::npos ? flag.find('=') : flag.find(':');
     std::string name = eq == std::string::npos ? "" : flag.substr(0, eq);
     std::string file = eq == std::string::npos ? flag : flag.substr(eq + 1);
     if (eq != std::string::npos && name.empty()) {
@@ -243,11 +245,27 @@ int verifyModelsCommand(const VerifyArgs &args) {
     opts.specModel = colon != std::string::npos ? args.in.inputSpecs.substr(colon + 1)
                                                 : std::filesystem::path(args.modelA).stem().string();
   }
+  for (const std::string &flag : args.inputShapes) {
+    size_t sep = flag.find_last_of(":=");
+    std::vector<int64_t> shape;
+    bool ok = sep != std::string::npos && sep > 0;
+    for (size_t pos = sep + 1; ok && pos <= flag.size();) {
+      size_t comma = std::min(flag.find(',', pos), flag.size());
+      int64_t d = -1;
+      auto r = std::from_chars(flag.data() + pos, flag.data() + comma, d);
+      ok = r.ec == std::errc() && r.ptr == flag.data() + comma && d >= 0;
+      shape.push_back(d);
+      pos = comma + 1;
+    }
+    if (!ok)
+      return fail("--input-shapes " + flag + ": expected NAME:d0,d1,... with sizes (e.g. x:1,3,48,320)");
+    opts.inputShapes[flag.substr(0, sep)] = shape;
+  }
   if (!readInputFiles(*a, args.in.inputs, opts.inputs, error))
     return fail(error);
   Result<VerifyReport> report = verify(*a, *b, opts);
   if (!report)
-    return fail(report.error());
+    return fail(report.error() + " (size its inputs with --dim SYM=N or --input-shapes NAME:d0,d1,...)");
   std::printf("%-32s %14s %14s  %s\n", "output", "max abs diff", "max rel diff", "result");
   for (const OutputComparison &o : report->outputs) {
     std::string within = o.precision.empty()                        ? " (exact)"
@@ -266,7 +284,9 @@ int verifyModelsCommand(const VerifyArgs &args) {
     };
     tolerance = "rtol " + figure(args.rtol) + ", atol " + figure(args.atol);
   }
-  std::printf("%s: %d sample(s), %s\n", ok ? "equivalent" : "NOT equivalent", args.samples, tolerance.c_str());
+  if (!report->inputs.empty())
+    std::printf("inputs: %s\n", report->inputs.c_str());
+  std::printf("%s: %zu sample(s), %s\n", ok ? "equivalent" : "NOT equivalent", report->samples, tolerance.c_str());
   return ok ? 0 : 1;
 }
 

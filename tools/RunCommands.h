@@ -69,6 +69,7 @@ struct VerifyArgs {
   std::optional<double> rtol;
   std::optional<double> atol;
   InputArgs in;
+  std::vector<std::string> inputShapes; ///< NAME:d0,d1,... (or NAME=...)
 };
 
 /// Given the arguments, Execute: `onnxslim run`, Result: the exit status.

@@ -31,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -94,6 +95,7 @@ struct MainArgs {
   std::string inputSpecs;        ///< FILE[:NAME] for --model-check inputs
   bool noShapeInfer = false;
   int64_t foldSizeLimit = -1; ///< --fold-size-limit BYTES (-1: default)
+  int64_t sizeThreshold = -1; ///< --size-threshold BYTES, OnnxSlim's (0: no limit; -1: not given)
   std::vector<std::string> skipPasses;
   std::vector<std::string> skipFusions; ///< --skip-fusion-patterns (ours or OnnxSlim's names)
   bool noConstantFolding = false;
@@ -103,7 +105,7 @@ struct MainArgs {
   bool inspect = false;
   bool emitGiven = false;
   double progressAfter = 1.0;      ///< seconds before a progress line shows (terminal only)
-  std::vector<std::string> report; ///< --report FORMAT FILE
+  std::vector<std::string> report; ///< --report FORMAT [FILE] ("-" or none: standard output)
   std::string dtype;          ///< --dtype fp16|fp32 ("": keep the model's)
   int targetOpset = 0;        ///< --target-opset N (0: keep the model's)
   std::string keepIOTypes;    ///< --keep-io-types true|false ("": true)
@@ -135,8 +137,14 @@ bool optimizeOptions(MainArgs &args, const PassRegistry &registry, std::string &
     o.pipeline = args.passes;
   o.target = args.target;
   o.shapeInference = !args.noShapeInfer;
+  if (args.foldSizeLimit >= 0 && args.sizeThreshold >= 0) {
+    error = "--size-threshold and --fold-size-limit both bound folding: give one";
+    return false;
+  }
   if (args.foldSizeLimit >= 0)
     o.foldSizeLimit = static_cast<uint64_t>(args.foldSizeLimit);
+  if (args.sizeThreshold >= 0) // OnnxSlim's meaning: 0 is no limit
+    o.foldSizeLimit = args.sizeThreshold == 0 ? UINT64_MAX / 2 : static_cast<uint64_t>(args.sizeThreshold);
   o.allowInvalid = args.allowInvalid;
   o.registry = &registry;
   o.log = &std::cerr;
@@ -174,9 +182,10 @@ bool optimizeOptions(MainArgs &args, const PassRegistry &registry, std::string &
   if (args.noConstantFolding)
     o.skipPasses.push_back("fold-constants");
   for (const std::string &spec : args.checkInputs) {
-    size_t colon = spec.find(':');
+    // NAME=FILE or NAME:FILE; an '=' wins (a name may hold ':', "input:0").
+    size_t colon = spec.find('=') != std::string::npos ? spec.find('=') : spec.find(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) {
-      error = "--model-check-inputs " + spec + ": expected NAME:FILE.npy or NAME:FILE.pb";
+      error = "--model-check-inputs " + spec + ": expected NAME:FILE.npy or NAME=FILE.pb";
       return false;
     }
     Result<TensorPtr> t = readTensorFile(spec.substr(colon + 1)); // .npy or TensorProto
@@ -193,7 +202,7 @@ bool optimizeOptions(MainArgs &args, const PassRegistry &registry, std::string &
     return false;
   }
   if (!args.report.empty() && args.report[0] != "json") {
-    error = "--report " + args.report[0] + ": unknown format (--report=json FILE)";
+    error = "--report " + args.report[0] + ": unknown format (formats: json; --report json [FILE])";
     return false;
   }
   return true;
@@ -225,6 +234,9 @@ private:
   double after_;
   size_t width_ = 0;
 };
+
+/// Where --report writes: its FILE, or "-" (standard output) when none.
+std::string reportPath(const MainArgs &args) { return args.report.size() >= 2 ? args.report[1] : "-"; }
 
 /// Writes the --report=json file (schema: docs/Report.md).
 bool writeJsonReport(const MainArgs &args, const OptimizeReport &r, const ModelStats &before, const ModelStats &after,
@@ -276,7 +288,15 @@ bool writeJsonReport(const MainArgs &args, const OptimizeReport &r, const ModelS
                       {"undoneRewrites", undone},
                       {"warnings", r.warnings},
                       {"seconds", seconds}};
-  if (Status s = writeFile(args.report[1], j.dump(2) + "\n"); !s) {
+  if (reportPath(args) == "-") {
+    std::cout << j.dump(2) << "\n" << std::flush;
+    if (!std::cout) {
+      error = "--report: cannot write to standard output";
+      return false;
+    }
+    return true;
+  }
+  if (Status s = writeFile(reportPath(args), j.dump(2) + "\n"); !s) {
     error = s.message();
     return false;
   }
@@ -338,8 +358,23 @@ int runMain(MainArgs &args) {
   bool toStdout = args.output == "-";
   if (toStdout && args.emit != "text")
     return fail("writing to standard output ('-') needs --emit=text");
-  if (!args.report.empty() && args.report[1] == args.output)
-    return fail("--report " + args.report[1] + ": the report would overwrite the output model");
+  if (!args.report.empty() && reportPath(args) == args.output)
+    return fail(toStdout ? "--report and the output model cannot both go to standard output ('-')"
+                         : "--report " + reportPath(args) + ": the report would overwrite the output model");
+
+  // Where the output (and report) go must exist and be writable before the
+  // optimization runs, not after.
+  for (const std::string &path : {args.output, args.report.empty() ? std::string("-") : reportPath(args)}) {
+    if (path == "-")
+      continue;
+    size_t slash = path.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return fail("cannot write " + path + ": no directory " + dir);
+    if (::access(dir.c_str(), W_OK) != 0)
+      return fail("cannot write " + path + ": directory " + dir + " is not writable");
+  }
 
   // The options are checked before the model is read, so a typo fails fast.
   PassRegistry registry = makeRegistry(args);
@@ -352,12 +387,14 @@ int runMain(MainArgs &args) {
 
   // --dtype: convert-float-type runs once after the optimizing pipeline.
   bool convert = !args.dtype.empty() || !args.keepIOTypes.empty() || args.noFp16Fallback;
-  if (args.noFp16Fallback && args.dtype != "fp16")
+  if (args.noFp16Fallback && args.dtype != "fp16" && args.dtype != "float16")
     return fail("--no-fp16-fallback needs --dtype fp16");
   if (convert) {
+    if (args.dtype == "float16" || args.dtype == "float32")
+      args.dtype = args.dtype == "float16" ? "fp16" : "fp32"; // the library's (and OnnxSlim's) names too
     if (args.dtype != "fp16" && args.dtype != "fp32")
       return fail(args.dtype.empty() ? "--keep-io-types needs --dtype fp16|fp32"
-                                     : "--dtype takes fp16 or fp32, not '" + args.dtype + "'");
+                                     : "--dtype takes fp16 (float16) or fp32 (float32), not '" + args.dtype + "'");
     if (!args.keepIOTypes.empty() && args.keepIOTypes != "true" && args.keepIOTypes != "false")
       return fail("--keep-io-types takes true or false, not '" + args.keepIOTypes + "'");
     args.opt.floatType = args.dtype == "fp16" ? "float16" : "float32";
@@ -431,26 +468,28 @@ int runMain(MainArgs &args) {
   if (!args.report.empty() && !writeJsonReport(args, report, before, after, seconds, error))
     return fail(error);
   if (!args.quiet) {
-    printSummary(std::cout, args.input, before, args.output, after, seconds);
+    // A report on standard output keeps it to itself: the summary goes to standard error.
+    std::ostream &out = !args.report.empty() && reportPath(args) == "-" ? std::cerr : std::cout;
+    printSummary(out, args.input, before, args.output, after, seconds);
     if (report.modelChecked)
-      printModelCheck(std::cout, report.check);
+      printModelCheck(out, report.check);
     for (const OptimizeReport::UndoneRewrite &u : report.undoneRewrites)
-      std::cout << "model check: undid " << u.pattern << " at " << u.node << " (pass '" << u.pass << "', round "
+      out << "model check: undid " << u.pattern << " at " << u.node << " (pass '" << u.pass << "', round "
                 << u.round << "), which changed the outputs; the rest of the pipeline's work is kept:\n"
                 << u.difference << (u.difference.empty() || u.difference.back() == '\n' ? "" : "\n");
     if (report.float16Compared && args.opt.modelCheck == ModelCheckMode::Auto)
-      std::cout << "model check: the float16 model matches too (within float16's tolerance)"
+      out << "model check: the float16 model matches too (within float16's tolerance)"
                 << (report.float16KeptNodes ? ", with " + std::to_string(report.float16KeptNodes) +
                                                   " node(s) kept in float32"
                                             : std::string())
                 << "\n";
     else if (report.modelChecked && convert && args.opt.modelCheck == ModelCheckMode::Auto)
-      std::cout << "model check: made before the --dtype conversion (compare float16 outputs with 'onnxslim verify "
+      out << "model check: made before the --dtype conversion (compare float16 outputs with 'onnxslim verify "
                 << args.input << " " << args.output << "', or --model-check)\n";
     else if (report.modelChecked && convert)
-      std::cout << "model check: the --dtype conversion matches too (within float16's tolerance)\n";
+      out << "model check: the --dtype conversion matches too (within float16's tolerance)\n";
     else if (!report.modelChecked && args.opt.modelCheck == ModelCheckMode::Auto && !args.passesGiven)
-      std::cout << "model check: skipped: " << report.modelCheckSkipped << " (--model-check to require it)\n";
+      out << "model check: skipped: " << report.modelCheckSkipped << " (--model-check to require it)\n";
   }
   return 0;
 }
@@ -493,6 +532,51 @@ int runCheck(const std::string &input) {
 
 } // namespace
 
+/// Levenshtein distance, for "did you mean".
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// Given the app and the (reversed) arguments of a failed parse, Result:
+/// "; did you mean --input-shapes?" for the first `--flag` no command knows
+/// when a known one is close to it (an edit distance of at most 3), else "".
+std::string didYouMean(const CLI::App &app, const std::vector<std::string> &args) {
+  std::vector<std::string> known;
+  std::vector<const CLI::App *> apps{&app};
+  for (const CLI::App *sub : app.get_subcommands({}))
+    apps.push_back(sub);
+  for (const CLI::App *a : apps)
+    for (const CLI::Option *o : a->get_options({}))
+      for (const std::string &n : o->get_lnames())
+        known.push_back("--" + n);
+  for (auto it = args.rbegin(); it != args.rend(); ++it) {
+    if (it->rfind("--", 0) != 0)
+      continue;
+    std::string flag = it->substr(0, it->find('='));
+    if (std::find(known.begin(), known.end(), flag) != known.end())
+      continue;
+    std::string best;
+    size_t bestDistance = 4;
+    for (const std::string &k : known)
+      if (size_t d = editDistance(flag, k); d < bestDistance)
+        best = k, bestDistance = d;
+    return best.empty() ? std::string() : "; did you mean " + best + "?";
+  }
+  return "";
+}
+
 /// A vector option: one value per occurrence (repeat it, or separate values
 /// by commas), so that it never takes the positionals that follow it.
 CLI::Option *repeatable(CLI::Option *o, char delimiter = ',') {
@@ -504,7 +588,8 @@ int main(int argc, char **argv) {
   CLI::App app{"onnxslim: an optimizing compiler for ONNX models\n\n"
                "  onnxslim IN OUT [options]   optimize IN, write OUT, print a summary\n"
                "  onnxslim IN --inspect        describe IN, write nothing\n"
-               "  onnxslim dump|check|run|verify ...   (onnxslim SUBCOMMAND --help)"};
+               "  onnxslim dump|check|run|verify ...   (onnxslim SUBCOMMAND --help)",
+               "onnxslim"};
   app.require_subcommand(0, 1);
   app.positionals_at_end(false);
   app.set_help_flag("-h,--help", "Print this help and exit");
@@ -539,6 +624,12 @@ int main(int argc, char **argv) {
                             "Leave these fusions out: fuse-* pass names (the whole pass), or OnnxSlim's names, "
                             "each skipping only what it names: " + onnxslimFusions))
       ->group(kOpt);
+  std::string onnxslimOptimizations;
+  for (const OptimizationName &o : onnxslimOptimizationNames())
+    onnxslimOptimizations += (onnxslimOptimizations.empty() ? "" : ", ") + o.name;
+  repeatable(app.add_option("--skip-optimizations", mainArgs.opt.skipOptimizations,
+                            "Leave these optimizations out, by OnnxSlim's names: " + onnxslimOptimizations))
+      ->group(kOpt);
   app.add_flag("--no-constant-folding", mainArgs.noConstantFolding, "Do not fold constants")->group(kOpt);
   app.add_flag("--no-shape-infer", mainArgs.noShapeInfer,
                "Do not run shape inference in the default pipeline nor write inferred value_info")
@@ -548,8 +639,13 @@ int main(int argc, char **argv) {
                             "symbols, ?; repeat the option for more inputs)"),
              '\0')
       ->group(kOpt);
-  app.add_option("--fold-size-limit,--size-threshold", mainArgs.foldSizeLimit,
-                 "Do not fold a constant larger than BYTES and than its inputs (default 1048576)")
+  app.add_option("--fold-size-limit", mainArgs.foldSizeLimit,
+                 "Do not fold a constant larger than BYTES and than its inputs (default 1048576; 0: fold none "
+                 "that grows)")
+      ->check(CLI::NonNegativeNumber)
+      ->group(kOpt);
+  app.add_option("--size-threshold", mainArgs.sizeThreshold,
+                 "OnnxSlim's name: as --fold-size-limit, but 0 means no limit (fold every size)")
       ->check(CLI::NonNegativeNumber)
       ->group(kOpt);
   app.add_flag("--allow-invalid", mainArgs.allowInvalid,
@@ -649,8 +745,9 @@ int main(int argc, char **argv) {
                "Print the model's inputs, outputs, opsets, op counts and sizes; write nothing")
       ->group(kOut);
   app.add_option("--report", mainArgs.report,
-                 "Write a machine-readable report: --report=json FILE (docs/Report.md has the schema)")
-      ->expected(2)
+                 "Write a machine-readable report: --report json [FILE] (no FILE or '-': standard output, "
+                 "and the summary goes to standard error; docs/Report.md has the schema)")
+      ->expected(1, 2)
       ->allow_extra_args(false)
       ->group(kOut);
 
@@ -691,6 +788,9 @@ int main(int argc, char **argv) {
   verifyCmd->add_option("a", verifyArgs.modelA, "Reference model")->required();
   verifyCmd->add_option("b", verifyArgs.modelB, "Model to check")->required();
   verifyCmd->add_option("--samples", verifyArgs.samples, "Number of seeded input samples (default 1)");
+  repeatable(verifyCmd->add_option("--input-shapes", verifyArgs.inputShapes,
+                                   "Shape of a seeded input: NAME:d0,d1,... (repeatable)"),
+             '\0');
   verifyCmd->add_option("--rtol", verifyArgs.rtol,
                         "Relative tolerance for every floating output (default: each output's precision's: float32 "
                         "1e-4, float16 1e-2...)");
@@ -704,7 +804,10 @@ int main(int argc, char **argv) {
                '\0');
     cmd->add_option("--seed", in->seed, "Seed of the random inputs (default 0)");
     repeatable(
-        cmd->add_option("--dim", in->dims, "Size of a symbolic input dim: SYM=N (repeatable; others are 1)"));
+        cmd->add_option("--dim", in->dims,
+                        cmd == run ? "Size of a symbolic input dim: SYM=N (repeatable; others are 1)"
+                                   : "Size of a symbolic input dim: SYM=N (repeatable; others are sized as the "
+                                     "optimizer's model check sizes them: 32, 64, 512, then searched)"));
     cmd->add_option("--input-specs", in->inputSpecs,
                     "Input shapes/dtypes/ranges from a models.json file (FILE[:NAME])");
   }
@@ -736,7 +839,7 @@ int main(int argc, char **argv) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
     // A usage error is one line; --help has the rest.
-    std::cerr << "onnxslim: error: " << e.what() << " (onnxslim --help lists the options)\n";
+    std::cerr << "onnxslim: error: " << e.what() << didYouMean(app, args) << " (onnxslim --help lists the options)\n";
     return 2;
   }
 

@@ -118,6 +118,7 @@ private:
     if (samples.empty())
       return false;
     figures_.dims.clear();
+    figures_.dimSizes = samples.front().options.dims;
     for (const rt::InputSample &sample : samples)
       if (!sample.description.empty())
         figures_.dims += (figures_.dims.empty() ? "" : " | ") + sample.description;

@@ -37,6 +37,9 @@ struct CheckFigures {
   /// input[1]=256 | sr=8000; input[1]=256": values of branch-picking
   /// inputs, sizes of free dims; empty if none).
   std::string dims;
+  /// The first sample's named symbolic dims and their sizes, to pass on
+  /// (VerifyOptions::dims, --dim).
+  std::map<std::string, int64_t> dimSizes;
 };
 
 class OutputChecker {

@@ -22,7 +22,7 @@
 namespace onnxslim {
 
 bool parseInputShapeFlag(std::string_view text, std::string &name, Shape &shape, std::string &error) {
-  size_t colon = text.rfind(':');
+  size_t colon = text.find_last_of(":="); // NAME:dims or NAME=dims (the dims hold neither)
   if (colon == std::string_view::npos || colon == 0) {
     error = "expected NAME:d0,d1,... (got '" + std::string(text) + "')";
     return false;

@@ -234,6 +234,12 @@ struct OptimizeOptions {
   /// the pipeline text then shows) or our fuse-* pass names (the whole
   /// pass). An unknown name is an error.
   std::vector<std::string> skipFusions;
+  /// Optimizations to leave out by OnnxSlim's names for them
+  /// (onnxslimOptimizationNames(): "constant_folding", "graph_fusion",
+  /// "dead_node_elimination", "subexpression_elimination",
+  /// "weight_tying"), each the passes that do it here. An unknown name is
+  /// an error.
+  std::vector<std::string> skipOptimizations;
   /// Convert the model to this default-domain opset (7..24, up or down)
   /// before the pipeline (pass convert-opset, first in the pipeline); the
   /// pipeline then optimizes the converted model. A model the conversion
@@ -262,7 +268,8 @@ struct OptimizeOptions {
   bool allowInvalid = false;
   /// After the pipeline, convert floating-point weights and computation:
   /// "float16" (float32 -> float16; ops without a float16 form stay float32
-  /// behind Casts) or "float32" (float16 -> float32, exact); "" keeps the
+  /// behind Casts) or "float32" (float16 -> float32, exact), also spelt
+  /// "fp16" and "fp32" (the command line's --dtype); "" keeps the
   /// model's types. The pass convert-float-type runs once, then a cleanup
   /// round (dead nodes, unused initializers). The model check compares the
   /// optimized model before the conversion; float16 is compared after it
@@ -350,6 +357,10 @@ struct CheckReport {
   /// ("float16 for 1 output"; "" if none): each output is compared with
   /// the tolerance of the precision it is computed in (docs/API.md).
   std::string tolerances;
+  /// The named symbolic dims of the first sample and their sizes, as
+  /// VerifyOptions::dims takes them (`dims` says it as text, with the
+  /// values of branch-picking inputs and unnamed dims).
+  std::map<std::string, int64_t> dimSizes;
 };
 
 struct OptimizeReport {
@@ -428,6 +439,18 @@ struct FusionName {
 /// order: the one table that OptimizeOptions::skipFusions, the command
 /// line's --skip-fusion-patterns and the Python module read.
 std::vector<FusionName> onnxslimFusionNames();
+
+/// One of OnnxSlim's optimization names (its skip_optimizations) and the
+/// passes that do that optimization here.
+struct OptimizationName {
+  std::string name;                ///< "constant_folding"
+  std::vector<std::string> passes; ///< {"fold-constants"}
+};
+
+/// OnnxSlim's optimization names, in its order: the one table that
+/// OptimizeOptions::skipOptimizations, the command line's
+/// --skip-optimizations and the Python module read.
+std::vector<OptimizationName> onnxslimOptimizationNames();
 
 /// Given a fusion's name, ours ("fuse-gelu") or OnnxSlim's ("FusionGelu"),
 /// Result: the pass doing that fusion (for a name whose pass does more, see
@@ -603,6 +626,8 @@ struct VerifyOptions {
   std::optional<double> atol;
   /// Inputs to use instead of seeded ones, by name.
   std::map<std::string, RunValue> inputs;
+  /// Shapes of seeded inputs, by name (`NAME:1,3,48,320`), over the specs'.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
 };
 
 /// One output's comparison over every sample.
@@ -620,6 +645,16 @@ struct OutputComparison {
 
 struct VerifyReport {
   std::vector<OutputComparison> outputs;
+  /// What the inputs were made with, per sample, as the model check says
+  /// it ("batch=1; x[2]=32 | ..."; "" when nothing was chosen): dims the
+  /// caller left free are sized as the optimizer's model check sizes them
+  /// (tried at 32, 64 and 512, then searched until the reference runs).
+  std::string inputs;
+  /// The first sample's named symbolic dims and their sizes.
+  std::map<std::string, int64_t> dims;
+  /// Samples compared (at least VerifyOptions::samples: one per input
+  /// decision the search makes, as the model check does).
+  size_t samples = 0;
   bool equivalent() const {
     for (const OutputComparison &o : outputs)
       if (o.mismatches)

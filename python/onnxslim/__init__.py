@@ -29,6 +29,7 @@ from ._onnxslim import default_pipeline as _default_pipeline
 from ._onnxslim import list_passes as _list_passes
 from ._onnxslim import onnxslim_fusion_names as _onnxslim_fusion_names
 from ._onnxslim import slim_model as _slim_model
+from ._onnxslim import onnxslim_optimization_names as _onnxslim_optimization_names
 from ._onnxslim import version as _version
 
 OnnxSlimError.__module__ = __name__
@@ -36,7 +37,7 @@ OnnxSlimError.__module__ = __name__
 __version__ = _version()
 
 __all__ = ["slim", "optimize", "OnnxSlimError", "OnnxSlimWarning", "version", "default_pipeline",
-           "FUSION_PATTERNS", "FUSION_NAMES", "__version__"]
+           "FUSION_PATTERNS", "FUSION_NAMES", "OPTIMIZATION_NAMES", "list_passes", "__version__"]
 
 
 class OnnxSlimWarning(UserWarning):
@@ -60,6 +61,14 @@ def default_pipeline(target="onnx"):
 #: "covers" (what it fuses here). OnnxSlim's patterns with no counterpart
 #: here are not listed and are refused, as are unknown names.
 FUSION_NAMES = _onnxslim_fusion_names()
+# OnnxSlim's optimization names (skip_optimizations) -> the passes each is here.
+OPTIMIZATION_NAMES = _onnxslim_optimization_names()
+
+
+def list_passes():
+    """The built-in passes as (name, description) pairs, sorted by name (the
+    names passes= and the pipeline text take)."""
+    return _list_passes()
 
 #: Every name skip_fusion_patterns accepts, and what it skips, in pipeline
 #: syntax: our fuse-* passes skip themselves; OnnxSlim's names skip their
@@ -74,8 +83,6 @@ _NOT_IMPLEMENTED = {
     "model_check_inputs": "model_check_inputs is not supported: size symbolic dims with dims={'batch': 4}",
     "inspect": "inspect is not supported: `onnxslim dump MODEL` prints the model",
     "dump_to_disk": "dump_to_disk is not supported",
-    "skip_optimizations": "skip_optimizations is not supported: use passes= or skip_fusion_patterns=",
-    "size_threshold": "size_threshold is not supported: fold_size_limit= bounds folded constants",
 }
 
 
@@ -155,7 +162,8 @@ def _model_proto_parser():
 def optimize(model, output_model=None, *, model_check=None, input_shapes=None, inputs=None, outputs=None,
              no_shape_infer=False, no_constant_folding=False, skip_fusion_patterns=None, dtype=None,
              keep_io_types=True, save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
-             allow_invalid=False, dims=None, verbose=False, **onnxslim_options):
+             allow_invalid=False, dims=None, verbose=False, skip_optimizations=None, size_threshold=None,
+             **onnxslim_options):
     """slim() that also returns the report: (what slim() returns, report dict).
 
     The report holds the node/initializer/constant-byte counts and op counts
@@ -179,6 +187,14 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
         raise ValueError("save_as_external_data needs output_model: external data is written beside a file")
     if dims is not None and not isinstance(dims, dict):
         raise TypeError("dims: expected a dict such as {'batch': 4}")
+    if size_threshold is not None:
+        # OnnxSlim's meaning: results larger than this many bytes are not
+        # folded, and 0 is no limit.
+        if fold_size_limit is not None:
+            raise ValueError("size_threshold and fold_size_limit both bound folding: give one")
+        if not isinstance(size_threshold, int) or size_threshold < 0:
+            raise ValueError(f"size_threshold: expected a number of bytes >= 0, not {size_threshold!r}")
+        fold_size_limit = size_threshold if size_threshold > 0 else 2**62
 
     source, name, parse = _source(model)
     result, report = _slim_model(
@@ -189,6 +205,7 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
         target=target,
         skip_passes=["fold-constants"] if no_constant_folding else [],
         skip_fusions=_skip_fusions(skip_fusion_patterns),
+        skip_optimizations=_as_list(skip_optimizations, "skip_optimizations"),
         input_shapes=_as_list(input_shapes, "input_shapes"),
         fold_size_limit=fold_size_limit,
         shape_inference=not no_shape_infer,
@@ -215,7 +232,8 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
 def slim(model, output_model=None, *, model_check=None, input_shapes=None, inputs=None, outputs=None,
          no_shape_infer=False, no_constant_folding=False, skip_fusion_patterns=None, dtype=None,
          keep_io_types=True, save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
-         allow_invalid=False, dims=None, verbose=False, **onnxslim_options):
+         allow_invalid=False, dims=None, verbose=False, skip_optimizations=None, size_threshold=None,
+         **onnxslim_options):
     """Optimize an ONNX model (OnnxSlim's slim(), done by onnxslim's C++ library).
 
     model: a path (str or os.PathLike), an onnx.ModelProto (any object with
@@ -239,7 +257,12 @@ def slim(model, output_model=None, *, model_check=None, input_shapes=None, input
     save_as_external_data: tensors of 1 KiB and more go to <output>.data.
     target: "onnx" or "onnxruntime" (also ONNX Runtime contrib-op fusions).
     passes: a pipeline run once instead of the default one ("" runs none).
-    fold_size_limit: largest folded constant in bytes (default 1 MiB).
+    fold_size_limit: largest folded constant in bytes (default 1 MiB; 0:
+        none that grows).
+    size_threshold: OnnxSlim's name for it: the same, but 0 means no limit.
+    skip_optimizations: OnnxSlim's names of optimizations to leave out
+        (OPTIMIZATION_NAMES: constant_folding, graph_fusion,
+        dead_node_elimination, subexpression_elimination, weight_tying).
     allow_invalid: optimize a model that fails validation.
     dims: sizes of symbolic input dims for the model check ({"batch": 4}).
     verbose: print a before/after summary to stderr.
@@ -259,7 +282,8 @@ def slim(model, output_model=None, *, model_check=None, input_shapes=None, input
                          outputs=outputs, no_shape_infer=no_shape_infer, no_constant_folding=no_constant_folding,
                          skip_fusion_patterns=skip_fusion_patterns, save_as_external_data=save_as_external_data,
                          target=target, passes=passes, fold_size_limit=fold_size_limit, allow_invalid=allow_invalid,
-                         dims=dims, verbose=verbose, **onnxslim_options)
+                         dims=dims, verbose=verbose, skip_optimizations=skip_optimizations,
+                         size_threshold=size_threshold, **onnxslim_options)
     return result
 
 

@@ -193,7 +193,9 @@ TEST_F(ApiTest, GivenPipelineRunsOnceAndErrorsAreValues) {
            [](OptimizeOptions &x) { x.target = "tensorrt"; },
            [](OptimizeOptions &x) { x.skipPasses = {"no-such-pass"}; },
            [](OptimizeOptions &x) { x.inputShapes = {"x"}; },
-           [](OptimizeOptions &x) { x.pipeline = "fuse-conv-relu"; }}) {
+           [](OptimizeOptions &x) { x.pipeline = "fuse-conv-relu"; },
+           [](OptimizeOptions &x) { x.floatType = "float64"; },
+           [](OptimizeOptions &x) { x.skipOptimizations = {"folding"}; }}) {
     OptimizeOptions bad;
     edit(bad);
     Status checked = checkOptions(bad);
@@ -429,10 +431,50 @@ TEST_F(ApiTest, ValidateModelListsWhatCheckPrints) {
   EXPECT_NE(problems[0].find("perm"), std::string::npos) << problems[0];
 }
 
+// OnnxSlim's optimization names leave out the passes that do them here.
+TEST_F(ApiTest, SkipOptimizationsByOnnxSlimsNames) {
+  std::unique_ptr<Model> m = parse(kSmallModel);
+  OptimizeOptions o;
+  o.skipOptimizations = {"constant_folding", "graph_fusion"};
+  OptimizeReport r = optimize(*m, o);
+  ASSERT_TRUE(r.status) << r.status.message();
+  EXPECT_EQ(r.pipeline.find("fold-constants"), std::string::npos) << r.pipeline;
+  EXPECT_EQ(r.pipeline.find("fuse-"), std::string::npos) << r.pipeline;
+  std::vector<OptimizationName> names = onnxslimOptimizationNames();
+  ASSERT_EQ(names.size(), 5u);
+  EXPECT_EQ(names[0].name, "constant_folding");
+  EXPECT_EQ(names[0].passes, std::vector<std::string>{"fold-constants"});
+}
+
+// The float type takes the command line's (and OnnxSlim's) names too.
+TEST_F(ApiTest, FloatTypeTakesBothSpellings) {
+  for (const char *name : {"fp16", "float16"}) {
+    std::unique_ptr<Model> m = parse(kSmallModel);
+    OptimizeOptions o;
+    o.floatType = name;
+    EXPECT_TRUE(checkOptions(o)) << name;
+    OptimizeReport r = optimize(*m, o);
+    ASSERT_TRUE(r.status) << name << ": " << r.status.message();
+    bool anyFloat16 = false;
+    m->graph()->walk([&](Node *n) {
+      for (Value *v : n->results())
+        anyFloat16 |= v && v->type() && v->type()->elemType() == DataType::Float16;
+    });
+    EXPECT_TRUE(anyFloat16) << name << ": nothing was converted to float16";
+  }
+  OptimizeOptions bad;
+  bad.floatType = "half";
+  Status s = checkOptions(bad);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("fp16"), std::string::npos) << s.message();
+}
+
 TEST_F(ApiTest, ParseDimAndCheckInputSpecs) {
   std::map<std::string, int64_t> dims;
   EXPECT_TRUE(parseDim("N=3", dims));
   EXPECT_EQ(dims["N"], 3);
+  EXPECT_TRUE(parseDim("batch:4", dims)); // ':' as on the command line's NAME:VALUE options
+  EXPECT_EQ(dims["batch"], 4);
   Status bad = parseDim("N", dims);
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.message().find("expected SYMBOL=N"), std::string::npos) << bad.message();

@@ -6,7 +6,10 @@
 #  - consumer's output is byte for byte what the installed bin/onnxslim
 #    writes for the same model (default options both);
 #  - custom_pass runs its own pass in a pipeline with a built-in one, and
-#    the model it saved carries the pass's node names.
+#    the model it saved carries the pass's node names;
+#  - the same consumer built by a Makefile with only
+#    `pkg-config --cflags --libs onnxslim` writes the same bytes;
+#  - the documents the headers point to are installed.
 # Also: the static library holds the protobuf schema's code once.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_model "$ONNXSLIM_TEST_MODEL"
@@ -35,4 +38,22 @@ saved="$(grep '^saved: ' "$tmp/custom.txt")"
   fail "custom_pass: the saved model has nodes without the pass's names ($saved)"
 # Its output is a valid model for the installed tool too.
 quiet "$p/bin/onnxslim" check "$tmp/custom.onnx"
+
+# A Makefile-only consumer: pkg-config is all it knows.
+command -v pkg-config >/dev/null || fail "pkg-config missing: run scripts/setup.sh (apt-get install pkg-config)"
+[ -f "$p/lib/pkgconfig/onnxslim.pc" ] || fail "the installed tree lacks lib/pkgconfig/onnxslim.pc"
+mkdir -p "$tmp/make-consumer"
+cp "$ONNXSLIM_SRC/examples/consumer/main.cpp" "$tmp/make-consumer/"
+{
+  echo 'CXXFLAGS += $(shell pkg-config --cflags onnxslim)'
+  echo 'LDLIBS += $(shell pkg-config --libs onnxslim)'
+  echo 'consumer: main.cpp'
+  printf '\t$(CXX) $(CXXFLAGS) -o $@ $< $(LDLIBS)\n'
+} >"$tmp/make-consumer/Makefile"
+PKG_CONFIG_PATH="$p/lib/pkgconfig" make -s -C "$tmp/make-consumer" CXX="$ONNXSLIM_CXX" >"$tmp/make.txt" 2>&1 ||
+  { cat "$tmp/make.txt" >&2; fail "a Makefile consumer with pkg-config --cflags --libs onnxslim did not build"; }
+check_consumer_matches_cli "$tmp/make-consumer/consumer" "$p/bin/onnxslim"
+for f in API.md ARCHITECTURE.md Report.md TextFormat.md; do
+  [ -f "$p/share/doc/onnxslim/$f" ] || fail "the installed tree lacks share/doc/onnxslim/$f"
+done
 echo "install_consumer: ok"

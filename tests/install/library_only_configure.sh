@@ -5,7 +5,7 @@
 #    lit and FileCheck) is looked for;
 #  - a parent project that enables testing and add_subdirectory()s the
 #    source keeps its build type in its cache (none, then Debug: onnxslim's
-#    top-level default RelWithDebInfo is not forced on it) and gets none of
+#    top-level default Release is not forced on it) and gets none of
 #    onnxslim's tests nor its install rules.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 gen=()
@@ -19,8 +19,8 @@ cache="$tmp/lib/CMakeCache.txt"
 if grep -nE 'llvm-14|ONNXSLIM_LIT|ONNXSLIM_FILECHECK|GTest_DIR|benchmark_DIR' "$cache"; then
   fail "a library-only configure looked for the tests' tools (cache entries above)"
 fi
-grep -q '^CMAKE_BUILD_TYPE:STRING=RelWithDebInfo$' "$cache" ||
-  fail "a top-level configure without a build type did not default to RelWithDebInfo"
+grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$cache" ||
+  fail "a top-level configure without a build type did not default to Release (what installs should be)"
 echo "library only: configured without GoogleTest, lit or FileCheck"
 
 # As a subproject of a Debug parent.

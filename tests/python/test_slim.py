@@ -209,6 +209,64 @@ class SlimTest(unittest.TestCase):
         with self.assertRaisesRegex(onnxslim.OnnxSlimError, "'x2' is float, not int64"):
             onnxslim.slim(small_model(), inputs=["x2:int64"])
 
+    def test_skip_optimizations_by_onnxslims_names(self):
+        # Y = X * (two + three), the Add also computed twice.
+        inits = [numpy_helper.from_array(np.full((3,), v, np.float32), n) for n, v in (("two", 2), ("three", 3))]
+        nodes = [helper.make_node("Add", ["two", "three"], ["five"], name="add"),
+                 helper.make_node("Mul", ["X", "five"], ["Y"], name="mul")]
+        graph = helper.make_graph(nodes, "fold", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])],
+                                  [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3])],
+                                  initializer=inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+        out, report = onnxslim.optimize(model, skip_optimizations=["constant_folding"])
+        self.assertNotIn("fold-constants", report["pipeline"].split(","))
+        self.assertEqual([n.op_type for n in out.graph.node], ["Add", "Mul"])
+        _, report = onnxslim.optimize(model, skip_optimizations=["graph_fusion", "weight_tying"])
+        pipeline = report["pipeline"].split(",")
+        self.assertFalse([p for p in pipeline if p.startswith("fuse-")], pipeline)
+        self.assertNotIn("eliminate-duplicate-constants", pipeline)
+        self.assertEqual(set(onnxslim.OPTIMIZATION_NAMES), {"constant_folding", "graph_fusion", "dead_node_elimination",
+                                                            "subexpression_elimination", "weight_tying"})
+        with self.assertRaisesRegex(onnxslim.OnnxSlimError, "unknown optimization 'folding'.*constant_folding"):
+            onnxslim.slim(model, skip_optimizations=["folding"])
+
+    def test_size_threshold_means_what_it_means_in_onnxslim(self):
+        # A broadcast Add of [1024, 1] and [1, 1024]: 4 MiB folded from 8 KiB,
+        # above the default limit (1 MiB), below 8 MiB.
+        col = np.arange(1024, dtype=np.float32).reshape(1024, 1)
+        inits = [numpy_helper.from_array(col, "a"), numpy_helper.from_array(col.reshape(1, 1024), "b")]
+        nodes = [helper.make_node("Add", ["a", "b"], ["c"], name="add"),
+                 helper.make_node("Mul", ["X", "c"], ["Y"], name="mul")]
+        graph = helper.make_graph(nodes, "big", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1024, 1024])],
+                                  [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1024, 1024])],
+                                  initializer=inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+        ops = lambda **kw: [n.op_type for n in onnxslim.slim(model, model_check=False, **kw).graph.node]
+        self.assertEqual(ops(), ["Add", "Mul"])
+        self.assertEqual(ops(size_threshold=0), ["Mul"])  # OnnxSlim's 0: no limit
+        self.assertEqual(ops(size_threshold=8 * 1024 * 1024), ["Mul"])
+        self.assertEqual(ops(size_threshold=1024), ["Add", "Mul"])
+        self.assertEqual(ops(fold_size_limit=0), ["Add", "Mul"])  # ours: 0 folds nothing that grows
+        with self.assertRaisesRegex(ValueError, "give one"):
+            ops(size_threshold=10, fold_size_limit=10)
+
+    def test_list_passes(self):
+        names = [name for name, _ in onnxslim.list_passes()]
+        self.assertIn("fold-constants", names)
+        self.assertEqual(names, sorted(names))
+
+    def test_python_m_onnxslim(self):
+        src = self.save(small_model(), "in.onnx")
+        out = self.path("out.onnx")
+        proc = subprocess.run([sys.executable, "-m", "onnxslim", src, out, "--dtype", "float16", "--keep-io-types",
+                               "false"], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(onnx.load(out).graph.input[0].type.tensor_type.elem_type, TensorProto.FLOAT16)
+        proc = subprocess.run([sys.executable, "-m", "onnxslim", src, out, "--skip-fusion-patterns", "FusionNope"],
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("FusionNope", proc.stderr)
+
     def test_dtype(self):
         model = onnxslim.slim(small_model(), dtype="fp16", keep_io_types=False)
         self.assertEqual(model.graph.input[0].type.tensor_type.elem_type, TensorProto.FLOAT16)
@@ -216,6 +274,9 @@ class SlimTest(unittest.TestCase):
         self.assertEqual(kept.graph.input[0].type.tensor_type.elem_type, TensorProto.FLOAT)
         with self.assertRaisesRegex(ValueError, "dtype"):
             onnxslim.slim(small_model(), dtype="int8")
+        # The library's names too, as on every surface.
+        full = onnxslim.slim(small_model(), dtype="float16", keep_io_types=False)
+        self.assertEqual(full.SerializeToString(), model.SerializeToString())
 
     def test_unsupported_arguments(self):
         with self.assertRaisesRegex(NotImplementedError, "inspect"):

@@ -2,7 +2,9 @@
 # End-to-end check of the default pipeline against ONNX Runtime.
 #
 #  - Every fetched real model: `onnxslim IN OUT --verify-each` (the default
-#    pipeline, IR verifier after every pass), then the original and the
+#    pipeline, IR verifier after every pass); `onnxslim verify IN OUT` with
+#    no flags must say they are equivalent (its inputs sized as the model
+#    check sizes them); then the original and the
 #    optimized model run in ONNX Runtime (tools/oracle) on the same seeded
 #    inputs (tests/models/models.json); every output must match within a
 #    relative difference of 1e-6.
@@ -35,6 +37,9 @@ for name in $(node -e 'for (const m of require(process.argv[1]).models) console.
   out="$tmp/$name"; mkdir -p "$out/a" "$out/b"
   if ! "$onnxslim" "$model" "$out/opt.onnx" -q --verify-each 2>"$out/err"; then
     fail "$name: onnxslim: $(cat "$out/err")"; continue
+  fi
+  if ! "$onnxslim" verify "$model" "$out/opt.onnx" >"$out/verify" 2>&1; then
+    fail "$name: onnxslim verify with no flags: $(tail -3 "$out/verify")"; continue
   fi
   if ! node "$oracle" "$model" --out "$out/a" --spec "$spec:$name" --seed 7 --quiet >/dev/null 2>"$out/err" ||
      ! node "$oracle" "$out/opt.onnx" --out "$out/b" --spec "$spec:$name" --seed 7 --quiet >/dev/null 2>>"$out/err"; then
