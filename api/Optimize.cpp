@@ -39,6 +39,7 @@
 #include "transforms/Surgery.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <sstream>
 
@@ -162,6 +163,7 @@ CheckRequest checkRequest(const OptimizeOptions &options) {
   request.inputs.specModel = options.checkSpecModel;
   request.inputs.samples = options.checkSamples;
   request.inputs.inputs = options.checkInputs;
+  request.inputs.inputShapes = options.checkInputShapes;
   return request;
 }
 
@@ -288,6 +290,34 @@ std::vector<PassDescription> listPasses(const PassRegistry *registry) {
   for (const PassInfo *p : (registry ? *registry : builtinRegistry()).passes())
     out.push_back({p->name, p->description});
   return out;
+}
+
+Status addModelCheckInput(OptimizeOptions &options, std::string_view spec) {
+  size_t sep = spec.find('=') != std::string_view::npos ? spec.find('=') : spec.rfind(':');
+  if (sep == std::string_view::npos || sep == 0 || sep + 1 == spec.size())
+    return Status::error("model check input '" + std::string(spec) +
+                         "': expected NAME:FILE.npy, NAME:FILE.pb or NAME:d0,d1,...");
+  std::string name(spec.substr(0, sep));
+  std::string_view value = spec.substr(sep + 1);
+  if (value.find_first_not_of("0123456789,") == std::string_view::npos) {
+    std::vector<int64_t> shape;
+    for (size_t pos = 0; pos <= value.size();) {
+      size_t comma = std::min(value.find(',', pos), value.size());
+      int64_t d = -1;
+      auto r = std::from_chars(value.data() + pos, value.data() + comma, d);
+      if (r.ec != std::errc() || r.ptr != value.data() + comma)
+        return Status::error("model check input '" + std::string(spec) + "': bad shape '" + std::string(value) + "'");
+      shape.push_back(d);
+      pos = comma + 1;
+    }
+    options.checkInputShapes[name] = std::move(shape);
+    return {};
+  }
+  Result<TensorPtr> t = readTensorFile(std::string(value)); // .npy or TensorProto
+  if (!t)
+    return t.status();
+  options.checkInputs[name] = std::move(*t);
+  return {};
 }
 
 Status checkOptions(const OptimizeOptions &options) {

@@ -130,8 +130,12 @@ py::tuple slimModel(const py::object &source, const std::optional<std::string> &
                     bool externalData, const std::vector<std::string> &inputs,
                     const std::vector<std::string> &outputs, const std::string &floatType, bool keepIOTypes,
                     const std::vector<std::string> &skipFusions,
-                    const std::vector<std::string> &skipOptimizations) {
+                    const std::vector<std::string> &skipOptimizations,
+                    const std::vector<std::string> &checkInputs) {
   OptimizeOptions options;
+  for (const std::string &spec : checkInputs)
+    if (Status s = addModelCheckInput(options, spec); !s)
+      throw OnnxSlimError("model_check_inputs: " + s.message());
   options.skipOptimizations = skipOptimizations;
   options.inputs = inputs;
   options.outputs = outputs;
@@ -146,6 +150,9 @@ py::tuple slimModel(const py::object &source, const std::optional<std::string> &
   options.shapeInference = shapeInference;
   options.allowInvalid = allowInvalid;
   options.modelCheck = modelCheckMode(modelCheck);
+  // Check inputs given: the check must run (as --model-check-inputs does).
+  if (!checkInputs.empty() && options.modelCheck == ModelCheckMode::Auto)
+    options.modelCheck = ModelCheckMode::Require;
   options.checkDims = checkDims;
 
   // Where the model comes from: a path goes to the C++ loader as is (no
@@ -286,6 +293,7 @@ PYBIND11_MODULE(_onnxslim, m) {
         py::arg("float_type") = "", py::arg("keep_io_types") = true,
         py::arg("skip_fusions") = std::vector<std::string>{},
         py::arg("skip_optimizations") = std::vector<std::string>{},
+        py::arg("check_inputs") = std::vector<std::string>{},
         "Read (path or bytes), optimize and write (path, or bytes when output is None) a model; "
         "returns (bytes or None, report dict). Raises OnnxSlimError.");
 }

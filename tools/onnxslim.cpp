@@ -181,21 +181,12 @@ bool optimizeOptions(MainArgs &args, const PassRegistry &registry, std::string &
   o.skipFusions = args.skipFusions;
   if (args.noConstantFolding)
     o.skipPasses.push_back("fold-constants");
-  for (const std::string &spec : args.checkInputs) {
-    // NAME=FILE or NAME:FILE; an '=' wins (a name may hold ':', "input:0").
-    size_t colon = spec.find('=') != std::string::npos ? spec.find('=') : spec.find(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) {
-      error = "--model-check-inputs " + spec + ": expected NAME:FILE.npy or NAME=FILE.pb";
+  for (const std::string &spec : args.checkInputs)
+    if (Status s = addModelCheckInput(o, spec); !s) {
+      error = "--model-check-inputs: " + s.message();
       return false;
     }
-    Result<TensorPtr> t = readTensorFile(spec.substr(colon + 1)); // .npy or TensorProto
-    if (!t) {
-      error = "--model-check-inputs: " + t.error();
-      return false;
-    }
-    o.checkInputs[spec.substr(0, colon)] = std::move(*t);
-  }
-  if (!o.checkInputs.empty() && o.modelCheck == ModelCheckMode::Auto)
+  if ((!o.checkInputs.empty() || !o.checkInputShapes.empty()) && o.modelCheck == ModelCheckMode::Auto)
     o.modelCheck = ModelCheckMode::Require; // real inputs given: the check must run
   if (args.strict && o.modelCheck == ModelCheckMode::Off) {
     error = "--strict applies to the model check (--no-model-check turns it off)";
@@ -673,7 +664,9 @@ int main(int argc, char **argv) {
                "Compare outputs after every pass and roll back a pass that changed them")
       ->group(kCheck);
   repeatable(app.add_option("--model-check-inputs", mainArgs.checkInputs,
-                                         "Real inputs for the model check: NAME:FILE.npy or NAME:FILE.pb"))
+                            "Inputs for the model check: real data, NAME:FILE.npy or NAME:FILE.pb, or the shape "
+                            "of a seeded one, NAME:d0,d1,... (repeatable)"),
+             '\0')
       ->group(kCheck);
   app.add_option("--check-n", mainArgs.opt.checkSamples, "Compare on N samples of random inputs (default 1)")
       ->check(CLI::PositiveNumber)

@@ -81,6 +81,20 @@ private:
         return false;
       }
     }
+    for (const auto &[name, shape] : options_.inputShapes) {
+      bool known = false;
+      for (const Value *in : graph.inputs())
+        known = known || in->name() == name;
+      if (!known) {
+        error = "a check input shape is given for '" + name + "', which is not an input of the model";
+        return false;
+      }
+      auto it = std::find_if(search.base.specs.begin(), search.base.specs.end(),
+                             [&](const rt::InputSpec &s) { return s.name == name; });
+      if (it == search.base.specs.end())
+        it = search.base.specs.insert(search.base.specs.end(), rt::InputSpec{name, std::nullopt, std::nullopt, {}, {}});
+      it->shape = shape;
+    }
     for (const auto &[name, tensor] : options_.inputs) {
       bool known = false;
       for (const Value *in : graph.inputs())

@@ -89,6 +89,8 @@ struct ModelCheckOptions {
   int samples = 1;
   /// Inputs given by the caller (real data), used in place of seeded ones.
   std::map<std::string, std::shared_ptr<const Tensor>> inputs;
+  /// Shapes of seeded inputs by name, over the specs' (`x:1,3,224,224`).
+  std::map<std::string, std::vector<int64_t>> inputShapes;
 };
 
 /// Given a model and a weight budget, Result: why the default model check

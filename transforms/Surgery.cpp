@@ -89,7 +89,9 @@ bool typeFor(const Value &v, const ValueSpec &spec, std::optional<Type> &type, s
   type = v.type();
   if (type && type->isTensor() && type->elemType() != DataType::Undefined) {
     if (spec.dtype && *spec.dtype != type->elemType()) {
-      error = "'" + spec.name + "' is " + dataTypeName(type->elemType()) + ", not " + dataTypeName(*spec.dtype);
+      error = "'" + spec.name + "' is " + dataTypeName(type->elemType()) + ", not " + dataTypeName(*spec.dtype) +
+              " (a dtype here must be the value's own; OnnxSlim relabels it without a Cast, which leaves declared "
+              "types that contradict the computation: convert types with --dtype / dtype= instead)";
       return false;
     }
     return true;

@@ -303,6 +303,9 @@ struct OptimizeOptions {
   int checkSamples = 1;
   /// Real inputs for the check, by input name, in place of seeded ones.
   std::map<std::string, TensorPtr> checkInputs;
+  /// Shapes of the check's seeded inputs, by input name (OnnxSlim's
+  /// model_check_inputs "NAME:1,3,224,224"), over the spec file's.
+  std::map<std::string, std::vector<int64_t>> checkInputShapes;
 
   /// Where pass names in `pipeline` are looked up; null: the built-in passes.
   /// Must outlive the call.
@@ -415,6 +418,14 @@ struct OptimizeReport {
 /// and validates the result, Result: the report. When status is not ok the
 /// model may be half-optimized and must not be written.
 OptimizeReport optimize(Model &model, const OptimizeOptions &options = {});
+
+/// Given options and one model check input as the command line and OnnxSlim
+/// write it, "NAME:FILE" (a .npy or TensorProto .pb file: real data) or
+/// "NAME:d0,d1,..." (the shape of the seeded input), '=' also separating
+/// NAME (a name may hold ':' then: "input:0=x.npy"; with ':' only, the last
+/// one separates), Execute: records it in checkInputs or checkInputShapes,
+/// Result: why not (bad syntax, unreadable file).
+Status addModelCheckInput(OptimizeOptions &options, std::string_view spec);
 
 /// Given options, Result: the error optimize() would give for them alone
 /// (unknown pass or target, bad pass option, unknown name in printIR* or

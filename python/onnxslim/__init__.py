@@ -80,9 +80,10 @@ FUSION_PATTERNS = dict({name: name for name, _ in _list_passes() if name.startsw
 
 # OnnxSlim's arguments this compiler has no meaning for yet.
 _NOT_IMPLEMENTED = {
-    "model_check_inputs": "model_check_inputs is not supported: size symbolic dims with dims={'batch': 4}",
-    "inspect": "inspect is not supported: `onnxslim dump MODEL` prints the model",
-    "dump_to_disk": "dump_to_disk is not supported",
+    "inspect": "inspect is not supported by slim() here (OnnxSlim's slim() ignores it for one model): "
+               "`onnxslim IN --inspect` describes a model, and optimize(model, passes='')[1] has its counts",
+    "dump_to_disk": "dump_to_disk is not supported (OnnxSlim writes a CSV per model in its inspect mode only): "
+                    "`onnxslim dump MODEL` prints every node",
 }
 
 
@@ -146,7 +147,12 @@ def _source(model):
             result.ParseFromString(data)
             return result
 
-        return serialize(), f"<{cls.__module__}.{cls.__name__}>", parse
+        # Messages name it by its graph's name, as a path names a file.
+        graph_name = getattr(getattr(model, "graph", None), "name", "")
+        return serialize(), f"model '{graph_name}'" if graph_name else f"<{cls.__name__}>", parse
+    if isinstance(model, (list, tuple)):
+        raise TypeError("model: a list of models is OnnxSlim's inspect mode, which slim() does not have here: "
+                        "`onnxslim IN --inspect` describes a model (or optimize(model, passes='') reports its counts)")
     raise TypeError(f"model: expected a path, an onnx.ModelProto (anything with SerializeToString) or bytes, "
                     f"not {type(model).__name__}")
 
@@ -163,7 +169,7 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
              no_shape_infer=False, no_constant_folding=False, skip_fusion_patterns=None, dtype=None,
              keep_io_types=True, save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
              allow_invalid=False, dims=None, verbose=False, skip_optimizations=None, size_threshold=None,
-             **onnxslim_options):
+             model_check_inputs=None, **onnxslim_options):
     """slim() that also returns the report: (what slim() returns, report dict).
 
     The report holds the node/initializer/constant-byte counts and op counts
@@ -206,6 +212,7 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
         skip_passes=["fold-constants"] if no_constant_folding else [],
         skip_fusions=_skip_fusions(skip_fusion_patterns),
         skip_optimizations=_as_list(skip_optimizations, "skip_optimizations"),
+        check_inputs=_as_list(model_check_inputs, "model_check_inputs"),
         input_shapes=_as_list(input_shapes, "input_shapes"),
         fold_size_limit=fold_size_limit,
         shape_inference=not no_shape_infer,
@@ -233,7 +240,7 @@ def slim(model, output_model=None, *, model_check=None, input_shapes=None, input
          no_shape_infer=False, no_constant_folding=False, skip_fusion_patterns=None, dtype=None,
          keep_io_types=True, save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
          allow_invalid=False, dims=None, verbose=False, skip_optimizations=None, size_threshold=None,
-         **onnxslim_options):
+         model_check_inputs=None, **onnxslim_options):
     """Optimize an ONNX model (OnnxSlim's slim(), done by onnxslim's C++ library).
 
     model: a path (str or os.PathLike), an onnx.ModelProto (any object with
@@ -265,14 +272,30 @@ def slim(model, output_model=None, *, model_check=None, input_shapes=None, input
         dead_node_elimination, subexpression_elimination, weight_tying).
     allow_invalid: optimize a model that fails validation.
     dims: sizes of symbolic input dims for the model check ({"batch": 4}).
+    model_check_inputs: inputs for the model check, "NAME:FILE.npy" (or
+        .pb: real data) or "NAME:d0,d1,..." (the shape of a seeded input);
+        given, the check runs.
     verbose: print a before/after summary to stderr.
     inputs, outputs: graph surgery: the values ("NAME" or "NAME:dtype", or a
         list of them) that become the model's inputs / outputs.
     dtype: "fp16" converts float32 weights and computation to float16 after
         optimizing, "fp32" back; keep_io_types=False converts the model's
         inputs and outputs too.
-    OnnxSlim's other arguments (inspect, dump_to_disk, ...) raise
-    NotImplementedError when given.
+    Differences from OnnxSlim 0.1.96 (docs/OnnxSlim.md has every keyword):
+      - model_check defaults to None (checked when cheap), and a mismatch
+        the check cannot undo raises OnnxSlimError (OnnxSlim: default False,
+        a mismatch prints and returns None);
+      - dtype="fp16" keeps float32 inputs/outputs unless keep_io_types=False
+        (OnnxSlim converts them); another dtype is an error (ignored there);
+      - inputs/outputs with a dtype other than the value's own is an error
+        (OnnxSlim relabels it without a Cast);
+      - unknown skip_optimizations / skip_fusion_patterns names are errors
+        (ignored there); OnnxSlim's fusion names with no counterpart here
+        are unknown;
+      - size_threshold also keeps generators (Expand, Tile, ConstantOfShape,
+        Range) that would stay in the model within 1 KiB of their inputs;
+      - a list of models (OnnxSlim's inspect mode) is a TypeError; inspect
+        and dump_to_disk raise NotImplementedError.
 
     Raises OnnxSlimError when the model cannot be read, optimized, checked
     or written (the message names the file, node and op).
@@ -283,7 +306,7 @@ def slim(model, output_model=None, *, model_check=None, input_shapes=None, input
                          skip_fusion_patterns=skip_fusion_patterns, save_as_external_data=save_as_external_data,
                          target=target, passes=passes, fold_size_limit=fold_size_limit, allow_invalid=allow_invalid,
                          dims=dims, verbose=verbose, skip_optimizations=skip_optimizations,
-                         size_threshold=size_threshold, **onnxslim_options)
+                         size_threshold=size_threshold, model_check_inputs=model_check_inputs, **onnxslim_options)
     return result
 
 
