@@ -71,7 +71,8 @@ Result<std::vector<std::string>> resolveOptimizationSkips(const std::vector<std:
       std::string known;
       for (const OptimizationName &o : table)
         known += (known.empty() ? "" : ", ") + o.name;
-      return Status::error("unknown optimization '" + name + "' (OnnxSlim's names: " + known + ")");
+      return Status::error("{option:skipOptimizations}: unknown optimization '" + name + "' (OnnxSlim's names: " +
+                           known + ")");
     }
     passes.insert(passes.end(), it->passes.begin(), it->passes.end());
   }
@@ -91,7 +92,7 @@ std::string unknownFusionMessage(std::string_view name) {
   std::string names;
   for (const FusionName &f : onnxslimFusionNames())
     names += (names.empty() ? "" : ", ") + f.name;
-  return "unknown fusion '" + std::string(name) + "' (fuse-* pass names as --list-passes shows, or OnnxSlim's: " +
+  return "unknown fusion '" + std::string(name) + "' (fuse-* pass names as {option:listPasses} lists, or OnnxSlim's: " +
          names + ")";
 }
 
@@ -101,7 +102,7 @@ Result<FusionSkips> resolveFusionSkips(const std::vector<std::string> &names, co
     std::vector<FusionName> table = onnxslimFusionNames();
     auto it = std::find_if(table.begin(), table.end(), [&](const FusionName &f) { return f.name == name; });
     if (it == table.end() && !isFusionPass(name, registry))
-      return Status::error("--skip-fusion-patterns: " + unknownFusionMessage(name));
+      return Status::error("{option:skipFusions}: " + unknownFusionMessage(name));
     std::string pass = it == table.end() ? name : it->pass;
     if (it == table.end() || it->skipOption.empty())
       skips.passes.push_back(pass);

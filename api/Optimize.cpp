@@ -26,6 +26,7 @@
 #include "onnxslim/onnxslim.h"
 
 #include "api/FusionNames.h"
+#include "api/OptionNames.h"
 #include "ir/OpSchema.h"
 #include "ir/ShapeInference.h"
 #include "ir/Validate.h"
@@ -103,7 +104,8 @@ Result<std::string> pipelineFor(const OptimizeOptions &options, const PassRegist
     return Status::error("unknown target '" + options.target + "' (onnx, onnxruntime)");
   for (const std::string &skip : options.skipPasses)
     if (!registry.lookup(skip))
-      return Status::error("cannot skip pass '" + skip + "': there is no such pass (see --list-passes)");
+      return Status::error("{option:skipPasses}: cannot skip pass '" + skip +
+                           "': there is no such pass (see {option:listPasses})");
   Result<FusionSkips> fusions = resolveFusionSkips(options.skipFusions, registry);
   if (!fusions)
     return fusions.status();
@@ -143,7 +145,7 @@ Result<std::map<std::string, Shape>> inputShapesFor(const OptimizeOptions &optio
     std::string name, error;
     Shape shape;
     if (!parseInputShapeFlag(flag, name, shape, error))
-      return Status::error("--input-shapes: " + error);
+      return Status::error("{option:inputShapes}: " + error);
     shapes[name] = std::move(shape);
   }
   return shapes;
@@ -320,12 +322,22 @@ Status addModelCheckInput(OptimizeOptions &options, std::string_view spec) {
   return {};
 }
 
+namespace {
+Status checkOptionsUnresolved(const OptimizeOptions &options);
+} // namespace
+
 Status checkOptions(const OptimizeOptions &options) {
+  return resolveOptionMarkers(checkOptionsUnresolved(options), options.surface);
+}
+
+namespace {
+Status checkOptionsUnresolved(const OptimizeOptions &options) {
   if (options.targetOpset && (*options.targetOpset < 7 || *options.targetOpset > maxKnownDefaultOpset()))
     return Status::error("target opset " + std::to_string(*options.targetOpset) + " is out of range (7.." +
                          std::to_string(maxKnownDefaultOpset()) + ")");
   if (std::string t = floatTypeName(options); !t.empty() && t != "float16" && t != "float32")
-    return Status::error("floatType: unknown float type '" + options.floatType + "' (float16 or fp16, float32 or fp32)");
+    return Status::error("{option:floatType}: unknown float type '" + options.floatType +
+                         "' (float16 or fp16, float32 or fp32)");
   const PassRegistry &registry = options.registry ? *options.registry : builtinRegistry();
   Result<std::string> pipeline = pipelineFor(options, registry);
   if (!pipeline)
@@ -339,13 +351,14 @@ Status checkOptions(const OptimizeOptions &options) {
   Result<std::map<std::string, Shape>> shapes = inputShapesFor(options);
   return shapes ? Status() : shapes.status();
 }
+} // namespace
 
 OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   auto start = std::chrono::steady_clock::now();
   OptimizeReport report;
   const std::string &name = options.modelName;
   auto finish = [&](Status status) -> OptimizeReport & {
-    report.status = std::move(status);
+    report.status = resolveOptionMarkers(std::move(status), options.surface);
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return report;
   };

@@ -133,6 +133,7 @@ py::tuple slimModel(const py::object &source, const std::optional<std::string> &
                     const std::vector<std::string> &skipOptimizations,
                     const std::vector<std::string> &checkInputs) {
   OptimizeOptions options;
+  options.surface = Surface::Python; // messages name slim()'s keywords
   for (const std::string &spec : checkInputs)
     if (Status s = addModelCheckInput(options, spec); !s)
       throw OnnxSlimError("model_check_inputs: " + s.message());

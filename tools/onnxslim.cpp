@@ -133,6 +133,7 @@ int printPasses(const MainArgs &args) {
 bool optimizeOptions(MainArgs &args, const PassRegistry &registry, std::string &error) {
   OptimizeOptions &o = args.opt;
   o.modelName = args.input;
+  o.surface = Surface::CommandLine; // messages name --flags
   if (args.passesGiven)
     o.pipeline = args.passes;
   o.target = args.target;

@@ -118,7 +118,7 @@ bool PassManager::parsePipeline(std::string_view text, std::string &error) {
     }
     const PassInfo *info = registry_.lookup(name);
     if (!info) {
-      error = "unknown pass '" + std::string(name) + "' (see --list-passes)";
+      error = "unknown pass '" + std::string(name) + "' (see {option:listPasses})";
       return false;
     }
     std::unique_ptr<Pass> pass = info->create();
@@ -482,12 +482,12 @@ bool PassManager::checkNames(std::string &error) const {
   for (const std::vector<std::string> *names : {&options_.printIRBefore, &options_.printIRAfter})
     for (const std::string &name : *names)
       if (name != "all" && !registry_.lookup(name)) {
-        error = "unknown pass '" + name + "' in an --print-ir option (see --list-passes)";
+        error = "unknown pass '" + name + "' in {option:printIR} (see {option:listPasses})";
         return false;
       }
   for (const std::string &name : options_.debugOnly)
     if (name != "all" && !registry_.lookup(name) && !isPatternName(name)) {
-      error = "unknown pass or pattern '" + name + "' in --debug-only (see --list-passes)";
+      error = "unknown pass or pattern '" + name + "' in {option:debugOnly} (see {option:listPasses})";
       return false;
     }
   return true;

@@ -69,11 +69,16 @@ bool applyInputShapes(Model &model, const std::map<std::string, Shape> &shapes, 
         if (v->name() == name)
           input = v;
     if (!input) {
-      error = "--input-shapes: the model has no input named '" + name + "'";
+      std::string names;
+      if (g)
+        for (Value *v : g->inputs())
+          if (!v->isInitializer())
+            names += (names.empty() ? "" : ", ") + v->name();
+      error = "{option:inputShapes}: no input '" + name + "' (inputs: " + names + ")";
       return false;
     }
     if (input->type() && !input->type()->isTensor()) {
-      error = "--input-shapes: input '" + name + "' is not a tensor";
+      error = "{option:inputShapes}: input '" + name + "' is not a tensor";
       return false;
     }
     todo.emplace_back(input, &shape);

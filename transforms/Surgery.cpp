@@ -166,7 +166,7 @@ bool cutInputs(Model &model, const std::vector<std::string> &specs, std::string 
     return false;
   }
   std::vector<Resolved> named;
-  if (!resolveSpecs(*graph, specs, "--inputs", named, error))
+  if (!resolveSpecs(*graph, specs, "{option:inputs}", named, error))
     return false;
   std::vector<Value *> newInputs;
   for (Resolved &r : named) {
@@ -190,7 +190,7 @@ bool cutInputs(Model &model, const std::vector<std::string> &specs, std::string 
       continue;
     if (v->hasUses()) {
       const Use &u = **v->uses().begin();
-      error = "--inputs: input '" + v->name() + "' is not among the new inputs but is still read by " +
+      error = "{option:inputs}: input '" + v->name() + "' is not among the new inputs but is still read by " +
               (u.owner() ? describe(*u.owner()) : std::string("the graph's outputs")) +
               ", which an output depends on";
       return false;
@@ -213,7 +213,7 @@ bool setOutputs(Model &model, const std::vector<std::string> &specs, std::string
     return false;
   }
   std::vector<Resolved> outputs;
-  if (!resolveSpecs(*graph, specs, "--outputs", outputs, error))
+  if (!resolveSpecs(*graph, specs, "{option:outputs}", outputs, error))
     return false;
   while (graph->numOutputs())
     graph->eraseOutput(graph->numOutputs() - 1);
@@ -233,11 +233,11 @@ bool dropOutputs(Model &model, const std::vector<std::string> &names, std::strin
     while (i < graph->numOutputs() && graph->output(i)->name() != name)
       ++i;
     if (i == graph->numOutputs()) {
-      error = "--unused-output: '" + name + "' is not an output of the model";
+      error = "{option:dropOutputs}: '" + name + "' is not an output of the model";
       return false;
     }
     if (graph->numOutputs() == 1) {
-      error = "--unused-output: '" + name + "' is the model's last output";
+      error = "{option:dropOutputs}: '" + name + "' is the model's last output";
       return false;
     }
     graph->eraseOutput(i);

@@ -216,9 +216,18 @@ enum class ModelCheckMode {
   EachPass,
 };
 
+/// The surface a caller reaches the library through: messages name options
+/// as that surface spells them (OptimizeOptions::inputShapes is
+/// `inputShapes` in C++, `--input-shapes` on the command line, `input_shapes`
+/// in Python; the list of passes is listPasses(), --list-passes,
+/// onnxslim.list_passes()).
+enum class Surface { Cpp, CommandLine, Python };
+
 struct OptimizeOptions {
   /// What messages call the model (its path, for the command line).
   std::string modelName = "<model>";
+  /// Whose spelling of an option the messages use.
+  Surface surface = Surface::Cpp;
   /// Pipeline text ("eliminate-identity-ops,fold-constants{size-limit=0}"),
   /// run once; "" runs no pass. Unset: the default pipeline for `target`,
   /// run to a fixed point (at most `maxRounds` rounds).

@@ -431,6 +431,28 @@ TEST_F(ApiTest, ValidateModelListsWhatCheckPrints) {
   EXPECT_NE(problems[0].find("perm"), std::string::npos) << problems[0];
 }
 
+// Messages name options as the caller's surface spells them.
+TEST_F(ApiTest, MessagesNameOptionsAsTheSurfaceSpellsThem) {
+  std::unique_ptr<Model> m = parse(kSmallModel);
+  OptimizeOptions o;
+  o.inputShapes = {"images:1,4"};
+  OptimizeReport r = optimize(*m, o);
+  ASSERT_FALSE(r.status);
+  EXPECT_NE(r.status.message().find("inputShapes: no input 'images' (inputs: x)"), std::string::npos)
+      << r.status.message();
+  o.surface = Surface::CommandLine;
+  r = optimize(*m, o);
+  EXPECT_NE(r.status.message().find("--input-shapes: no input 'images' (inputs: x)"), std::string::npos)
+      << r.status.message();
+  OptimizeOptions p;
+  p.pipeline = "no-such-pass";
+  Status s = checkOptions(p);
+  EXPECT_NE(s.message().find("(see listPasses())"), std::string::npos) << s.message();
+  p.surface = Surface::Python;
+  s = checkOptions(p);
+  EXPECT_NE(s.message().find("(see onnxslim.list_passes())"), std::string::npos) << s.message();
+}
+
 // OnnxSlim's optimization names leave out the passes that do them here.
 TEST_F(ApiTest, SkipOptimizationsByOnnxSlimsNames) {
   std::unique_ptr<Model> m = parse(kSmallModel);

@@ -167,6 +167,14 @@ class OnnxSlimKeywordsTest(unittest.TestCase):
             onnxslim.slim(self.src, verbose=True)
         self.assertRegex(err.getvalue(), r"nodes 5 -> \d")
 
+    def test_messages_name_slims_keywords(self):
+        with self.assertRaisesRegex(onnxslim.OnnxSlimError, r"input_shapes: no input 'images' \(inputs: X\)"):
+            onnxslim.slim(self.src, input_shapes=["images:1,4"])
+        with self.assertRaisesRegex(onnxslim.OnnxSlimError, r"see onnxslim\.list_passes\(\)"):
+            onnxslim.slim(self.src, passes="no-such-pass")
+        with self.assertRaisesRegex(onnxslim.OnnxSlimError, "skip_optimizations: unknown optimization"):
+            onnxslim.slim(self.src, skip_optimizations=["nope"])
+
     def test_a_modelproto_is_named_by_its_graph(self):
         bad = model()
         bad.graph.node[1].input[1] = "missing"
