@@ -207,20 +207,18 @@ std::ostream &nullStream() {
 }
 
 void fillPassReports(const PassManager &pm, OptimizeReport &report) {
-  std::vector<std::string> seen;
-  for (const PassManager::EntryTiming &t : pm.timings()) {
+  std::vector<PassManager::EntryTiming> timings = pm.timings();
+  for (size_t entry = 0; entry < timings.size(); ++entry) {
+    const PassManager::EntryTiming &t = timings[entry];
     PassReport p;
     p.pass = t.pass;
     p.seconds = t.seconds;
     p.runs = t.runs;
-    // Counters are per pass name: a pass listed twice shows them once.
-    if (std::find(seen.begin(), seen.end(), t.pass) == seen.end()) {
-      seen.push_back(t.pass);
-      for (const PassStatistics &ps : pm.context().statistics())
-        if (ps.pass == t.pass)
-          for (const StatisticCounter &c : ps.counters)
-            p.counters.emplace_back(c.name, c.value);
-    }
+    // Counters are per pipeline entry: a pass listed twice counts apart.
+    for (const PassStatistics &ps : pm.context().statistics())
+      if (ps.pass == t.pass && ps.entry == entry)
+        for (const StatisticCounter &c : ps.counters)
+          p.counters.emplace_back(c.name, c.value);
     report.passes.push_back(std::move(p));
   }
   std::ostringstream stats, timing;

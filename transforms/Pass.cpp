@@ -17,17 +17,18 @@ bool PassContext::beginRewrite(std::string_view step, const Node &root, bool exa
   return true;
 }
 
-void PassContext::setCurrentPass(std::string_view pass) {
+void PassContext::setCurrentPass(std::string_view pass, size_t entry) {
   currentPass_ = std::string(pass);
+  currentEntry_ = entry;
   currentStats_ = SIZE_MAX;
   for (size_t i = 0; i < stats_.size(); ++i)
-    if (stats_[i].pass == pass)
+    if (stats_[i].pass == pass && stats_[i].entry == entry)
       currentStats_ = i;
 }
 
 uint64_t &PassContext::counter(std::string_view name, std::string_view description) {
   if (currentStats_ == SIZE_MAX) {
-    stats_.push_back(PassStatistics{currentPass_, {}});
+    stats_.push_back(PassStatistics{currentPass_, {}, currentEntry_});
     currentStats_ = stats_.size() - 1;
   }
   std::vector<StatisticCounter> &counters = stats_[currentStats_].counters;

@@ -39,6 +39,9 @@ struct StatisticCounter {
 struct PassStatistics {
   std::string pass;
   std::vector<StatisticCounter> counters;
+  /// The pipeline entry that ran it (SIZE_MAX: run outside a pipeline): a
+  /// pass listed twice keeps a counter set per entry.
+  size_t entry = SIZE_MAX;
 };
 
 /// What a pass run sees besides the model: statistics, debug output, failure.
@@ -50,9 +53,10 @@ public:
   /// Given a counter name (and a one-line description the first time),
   /// Result: the counter of the current pass, created at 0 on first use.
   uint64_t &counter(std::string_view name, std::string_view description = {});
-  /// Given a pass name, Execute: makes it the pass whose counters counter()
-  /// returns and whose name prefixes debug lines.
-  void setCurrentPass(std::string_view pass);
+  /// Given a pass name (and the pipeline entry running it), Execute: makes
+  /// it the pass whose counters counter() returns and whose name prefixes
+  /// debug lines.
+  void setCurrentPass(std::string_view pass, size_t entry = SIZE_MAX);
   const std::string &currentPass() const { return currentPass_; }
   /// Every counter touched so far, grouped by pass in first-run order.
   const std::vector<PassStatistics> &statistics() const { return stats_; }
@@ -99,6 +103,7 @@ private:
   std::vector<PassStatistics> stats_;
   std::string currentPass_;
   size_t currentStats_ = SIZE_MAX;
+  size_t currentEntry_ = SIZE_MAX;
   std::set<std::string, std::less<>> debugNames_;
   bool debugAll_ = false;
   std::ostream *debug_;

@@ -200,7 +200,7 @@ bool PassManager::runPass(Entry &entry, Model &model, PassContext &context, unsi
 
   if (!quiet && options_.onPassStart)
     options_.onPassStart(name, round);
-  context.setCurrentPass(name);
+  context.setCurrentPass(name, static_cast<size_t>(&entry - passes_.data()));
   context.setRound(round);
   size_t logged = rewrites.size();
   auto start = std::chrono::steady_clock::now();
@@ -513,19 +513,12 @@ void PassManager::printStatistics(std::ostream &os) const {
      << "                         ... Pass statistics report ...\n"
      << "===" << std::string(73, '-') << "===\n";
   for (const Entry &e : passes_) {
-    // A pass listed twice prints once.
-    bool first = true;
-    for (const Entry &prev : passes_) {
-      if (&prev == &e)
-        break;
-      if (prev.pass->name() == e.pass->name())
-        first = false;
-    }
-    if (!first)
-      continue;
+    // One block per pipeline entry: a pass listed twice has its own counts
+    // at each place.
+    size_t index = static_cast<size_t>(&e - passes_.data());
     os << e.pass->name() << "\n";
     for (const PassStatistics &ps : context_.statistics()) {
-      if (ps.pass != e.pass->name())
+      if (ps.pass != e.pass->name() || ps.entry != index)
         continue;
       for (const StatisticCounter &c : ps.counters) {
         os << "  (S) " << c.value << " " << c.name;

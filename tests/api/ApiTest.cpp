@@ -314,6 +314,16 @@ TEST_F(ApiTest, CustomPassRunsInAPipeline) {
   EXPECT_EQ(r.passes[1].pass, "name-adds");
   ASSERT_EQ(r.passes[1].counters.size(), 1u);
   EXPECT_EQ(r.passes[1].counters[0], (std::pair<std::string, uint64_t>{"named", 1}));
+  // Listed twice: each entry counts its own runs (1 Add named by each).
+  std::unique_ptr<Model> twice = parse(kSmallModel);
+  o.pipeline = "name-adds,eliminate-identity-ops,name-adds";
+  r = optimize(*twice, o);
+  ASSERT_TRUE(r.status) << r.status.message();
+  ASSERT_EQ(r.passes.size(), 3u);
+  for (size_t i : {0u, 2u}) {
+    ASSERT_EQ(r.passes[i].counters.size(), 1u) << i;
+    EXPECT_EQ(r.passes[i].counters[0], (std::pair<std::string, uint64_t>{"named", 1})) << i;
+  }
   // Without the registry the name is unknown.
   OptimizeOptions builtinOnly;
   builtinOnly.pipeline = "name-adds";
