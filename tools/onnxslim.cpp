@@ -391,6 +391,10 @@ int runMain(MainArgs &args) {
       return fail("--keep-io-types takes true or false, not '" + args.keepIOTypes + "'");
     args.opt.floatType = args.dtype == "fp16" ? "float16" : "float32";
     args.opt.keepIOTypes = args.keepIOTypes != "false";
+    // OnnxSlim's --dtype fp16 converts the interface too: say where ours differs.
+    if (args.dtype == "fp16" && args.keepIOTypes.empty() && !args.quiet)
+      std::cerr << "onnxslim: note: --dtype fp16 keeps the model's float32 inputs and outputs (Casts at the "
+                   "interface); --keep-io-types=false converts them too, as OnnxSlim does\n";
     args.opt.float16Fallback = !args.noFp16Fallback;
   }
 

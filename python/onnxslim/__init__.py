@@ -167,7 +167,7 @@ def _model_proto_parser():
 
 def optimize(model, output_model=None, *, model_check=None, input_shapes=None, inputs=None, outputs=None,
              no_shape_infer=False, no_constant_folding=False, skip_fusion_patterns=None, dtype=None,
-             keep_io_types=True, save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
+             keep_io_types=None, save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
              allow_invalid=False, dims=None, verbose=False, skip_optimizations=None, size_threshold=None,
              model_check_inputs=None, **onnxslim_options):
     """slim() that also returns the report: (what slim() returns, report dict).
@@ -223,7 +223,8 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
         inputs=_as_list(inputs, "inputs"),
         outputs=_as_list(outputs, "outputs"),
         float_type=float_type,
-        keep_io_types=bool(keep_io_types),
+        # Unset: OnnxSlim's meaning, the inputs and outputs are converted too.
+        keep_io_types=bool(keep_io_types) if keep_io_types is not None else not dtype,
     )
     for warning in report["warnings"]:
         warnings.warn(warning, OnnxSlimWarning, stacklevel=3)
@@ -238,7 +239,7 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
 
 def slim(model, output_model=None, *, model_check=None, input_shapes=None, inputs=None, outputs=None,
          no_shape_infer=False, no_constant_folding=False, skip_fusion_patterns=None, dtype=None,
-         keep_io_types=True, save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
+         keep_io_types=None, save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
          allow_invalid=False, dims=None, verbose=False, skip_optimizations=None, size_threshold=None,
          model_check_inputs=None, **onnxslim_options):
     """Optimize an ONNX model (OnnxSlim's slim(), done by onnxslim's C++ library).
@@ -278,15 +279,18 @@ def slim(model, output_model=None, *, model_check=None, input_shapes=None, input
     verbose: print a before/after summary to stderr.
     inputs, outputs: graph surgery: the values ("NAME" or "NAME:dtype", or a
         list of them) that become the model's inputs / outputs.
-    dtype: "fp16" converts float32 weights and computation to float16 after
-        optimizing, "fp32" back; keep_io_types=False converts the model's
-        inputs and outputs too.
+    dtype: "fp16" ("float16") converts float32 weights and computation to
+        float16 after optimizing, the model's inputs and outputs too, as
+        OnnxSlim does; "fp32" ("float32") back, exactly. keep_io_types=True
+        keeps float32 inputs/outputs (Casts at the interface; the float16
+        fallback then keeps the first nodes in float32 where accuracy needs
+        it, as the command line's --dtype does by default).
     Differences from OnnxSlim 0.1.96 (docs/OnnxSlim.md has every keyword):
       - model_check defaults to None (checked when cheap), and a mismatch
         the check cannot undo raises OnnxSlimError (OnnxSlim: default False,
         a mismatch prints and returns None);
-      - dtype="fp16" keeps float32 inputs/outputs unless keep_io_types=False
-        (OnnxSlim converts them); another dtype is an error (ignored there);
+      - another dtype than fp16/fp32 (float16/float32) is an error (ignored
+        there); dtype="fp32" never removes a Cast to an integer type;
       - inputs/outputs with a dtype other than the value's own is an error
         (OnnxSlim relabels it without a Cast);
       - unknown skip_optimizations / skip_fusion_patterns names are errors

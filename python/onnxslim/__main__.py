@@ -27,8 +27,8 @@ def _parser():
     p.add_argument("--skip-fusion-patterns", nargs="+", metavar="NAME", help="fusions to skip (FUSION_PATTERNS)")
     p.add_argument("--dtype", choices=["fp16", "fp32", "float16", "float32"],
                    help="convert floating-point weights and computation after optimizing")
-    p.add_argument("--keep-io-types", choices=["true", "false"], default="true",
-                   help="with --dtype: keep the inputs' and outputs' types (default true)")
+    p.add_argument("--keep-io-types", choices=["true", "false"], default=None,
+                   help="with --dtype: keep the inputs' and outputs' types (default false, as OnnxSlim)")
     p.add_argument("--save-as-external-data", action="store_true", help="tensors of 1 KiB and more to OUT.data")
     p.add_argument("--size-threshold", "--fold-size-limit", dest="fold_size_limit", type=int, metavar="BYTES",
                    help="largest folded constant in bytes")
@@ -52,7 +52,7 @@ def main(argv=None):
         slim(args.input, args.output, model_check=args.model_check, input_shapes=args.input_shapes,
              inputs=args.inputs, outputs=args.outputs, no_shape_infer=args.no_shape_infer,
              no_constant_folding=args.no_constant_folding, skip_fusion_patterns=args.skip_fusion_patterns,
-             dtype=args.dtype, keep_io_types=args.keep_io_types == "true",
+             dtype=args.dtype, keep_io_types=None if args.keep_io_types is None else args.keep_io_types == "true",
              save_as_external_data=args.save_as_external_data, fold_size_limit=args.fold_size_limit,
              target=args.target, dims=dims or None, verbose=not args.quiet)
     except (OnnxSlimError, ValueError, TypeError) as e:

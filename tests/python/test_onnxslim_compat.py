@@ -138,10 +138,11 @@ class OnnxSlimKeywordsTest(unittest.TestCase):
 
     def test_dtype(self):
         for name in ("fp16", "float16"):
-            out = onnxslim.slim(self.src, dtype=name)
-            self.assertEqual(out.graph.input[0].type.tensor_type.elem_type, TensorProto.FLOAT)  # differs: kept
-            out = onnxslim.slim(self.src, dtype=name, keep_io_types=False)  # OnnxSlim's behaviour
+            out = onnxslim.slim(self.src, dtype=name)  # OnnxSlim's meaning: the interface is converted too
             self.assertEqual(out.graph.input[0].type.tensor_type.elem_type, TensorProto.FLOAT16)
+            self.assertEqual(out.graph.output[0].type.tensor_type.elem_type, TensorProto.FLOAT16)
+            out = onnxslim.slim(self.src, dtype=name, keep_io_types=True)  # ours, as the command line's default
+            self.assertEqual(out.graph.input[0].type.tensor_type.elem_type, TensorProto.FLOAT)
         with self.assertRaisesRegex(ValueError, "dtype"):
             onnxslim.slim(self.src, dtype="bf16")  # differs: ignored there
 

@@ -270,8 +270,10 @@ class SlimTest(unittest.TestCase):
     def test_dtype(self):
         model = onnxslim.slim(small_model(), dtype="fp16", keep_io_types=False)
         self.assertEqual(model.graph.input[0].type.tensor_type.elem_type, TensorProto.FLOAT16)
-        kept = onnxslim.slim(small_model(), dtype="fp16")
+        kept = onnxslim.slim(small_model(), dtype="fp16", keep_io_types=True)
         self.assertEqual(kept.graph.input[0].type.tensor_type.elem_type, TensorProto.FLOAT)
+        default = onnxslim.slim(small_model(), dtype="fp16")  # OnnxSlim's meaning: converted
+        self.assertEqual(default.SerializeToString(), model.SerializeToString())
         with self.assertRaisesRegex(ValueError, "dtype"):
             onnxslim.slim(small_model(), dtype="int8")
         # The library's names too, as on every surface.
