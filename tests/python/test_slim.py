@@ -36,6 +36,16 @@ def small_model(batch="N"):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
+def fold_model():
+    """Y = X * (two + three): folding turns the Add into an initializer."""
+    inits = [numpy_helper.from_array(np.full((3,), v, np.float32), n) for n, v in (("two", 2), ("three", 3))]
+    nodes = [helper.make_node("Add", ["two", "three"], ["five"], name="add"),
+             helper.make_node("Mul", ["X", "five"], ["Y"], name="mul")]
+    graph = helper.make_graph(nodes, "fold", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3])], initializer=inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
 def bad_model():
     """A Relu node named 'bad_relu' with two inputs (Relu takes one)."""
     nodes = [helper.make_node("Relu", ["X", "X"], ["Y"], name="bad_relu")]
@@ -118,13 +128,7 @@ class SlimTest(unittest.TestCase):
 
     def test_no_constant_folding(self):
         # Y = X * (two + three): folding turns the Add into an initializer.
-        inits = [numpy_helper.from_array(np.full((3,), v, np.float32), n) for n, v in (("two", 2), ("three", 3))]
-        nodes = [helper.make_node("Add", ["two", "three"], ["five"], name="add"),
-                 helper.make_node("Mul", ["X", "five"], ["Y"], name="mul")]
-        graph = helper.make_graph(nodes, "fold", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])],
-                                  [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3])],
-                                  initializer=inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+        model = fold_model()
         self.assertEqual([n.op_type for n in onnxslim.slim(model).graph.node], ["Mul"])
         out, report = onnxslim.optimize(model, no_constant_folding=True)
         self.assertNotIn("fold-constants", report["pipeline"].split(","))
@@ -211,13 +215,7 @@ class SlimTest(unittest.TestCase):
 
     def test_skip_optimizations_by_onnxslims_names(self):
         # Y = X * (two + three), the Add also computed twice.
-        inits = [numpy_helper.from_array(np.full((3,), v, np.float32), n) for n, v in (("two", 2), ("three", 3))]
-        nodes = [helper.make_node("Add", ["two", "three"], ["five"], name="add"),
-                 helper.make_node("Mul", ["X", "five"], ["Y"], name="mul")]
-        graph = helper.make_graph(nodes, "fold", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])],
-                                  [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3])],
-                                  initializer=inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+        model = fold_model()
         out, report = onnxslim.optimize(model, skip_optimizations=["constant_folding"])
         self.assertNotIn("fold-constants", report["pipeline"].split(","))
         self.assertEqual([n.op_type for n in out.graph.node], ["Add", "Mul"])
