@@ -238,15 +238,15 @@ Result<VerifyReport> verify(const Model &reference, const Model &candidate, cons
   rt::InputOptions opts;
   if (Status s = inputOptions(options.seed, options.dims, options.specFile, options.specModel, opts); !s)
     return s;
-  for (const auto &[name, shape] : options.inputShapes) {
-    rt::InputSpec spec;
-    spec.name = name;
-    spec.shape = shape;
+  for (const auto &entry : options.inputShapes) { // (a structured binding cannot be captured before clang 16)
+    const std::string &name = entry.first;
     auto it = std::find_if(opts.specs.begin(), opts.specs.end(), [&](const rt::InputSpec &s) { return s.name == name; });
-    if (it != opts.specs.end())
-      it->shape = shape;
-    else
-      opts.specs.push_back(spec);
+    if (it == opts.specs.end()) {
+      opts.specs.emplace_back();
+      it = std::prev(opts.specs.end());
+      it->name = name;
+    }
+    it->shape = entry.second;
   }
   rt::Interpreter runB(candidate);
   VerifyReport report;

@@ -81,7 +81,9 @@ private:
         return false;
       }
     }
-    for (const auto &[name, shape] : options_.inputShapes) {
+    for (const auto &entry : options_.inputShapes) { // (a structured binding cannot be captured before clang 16)
+      const std::string &name = entry.first;
+      const std::vector<int64_t> &shape = entry.second;
       bool known = false;
       for (const Value *in : graph.inputs())
         known = known || in->name() == name;
