@@ -247,6 +247,21 @@ void inferReshape(InferContext &ctx) {
       out.push_back(t);
     }
   }
+  // A target whose known dims multiply past int64 describes no tensor (and
+  // its element count would read as unknown below, hiding the contradiction).
+  {
+    int64_t count = 1;
+    bool zero = false, overflow = false;
+    for (const SymDim &d : out)
+      if (auto c = d.constantValue(); c && *c >= 0) {
+        zero = zero || *c == 0;
+        overflow = overflow || __builtin_mul_overflow(count, *c, &count);
+      }
+    if (overflow && !zero) {
+      ctx.fail("target shape " + str(out) + " has more elements than int64 can count");
+      return;
+    }
+  }
   if (inferredAt && in && othersKnown) {
     SymDim total = product(*in);
     SymDim rest = SymDim::constant(1);
