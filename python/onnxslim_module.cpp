@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnxslim/onnxslim.h"
+#include "onnxslim/passes.h"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -131,9 +132,19 @@ py::tuple slimModel(const py::object &source, const std::optional<std::string> &
                     const std::vector<std::string> &outputs, const std::string &floatType, bool keepIOTypes,
                     const std::vector<std::string> &skipFusions,
                     const std::vector<std::string> &skipOptimizations,
-                    const std::vector<std::string> &checkInputs) {
+                    const std::vector<std::string> &checkInputs, bool testPasses) {
   OptimizeOptions options;
   options.surface = Surface::Python; // messages name slim()'s keywords
+  if (testPasses) {
+    // The deliberately wrong passes (transforms/TestPasses.cpp), for the
+    // tests of what a failed model check looks like from Python.
+    static const PassRegistry withTestPasses = [] {
+      PassRegistry registry = PassRegistry::withBuiltinPasses();
+      registerTestPasses(registry);
+      return registry;
+    }();
+    options.registry = &withTestPasses;
+  }
   for (const std::string &spec : checkInputs)
     if (Status s = addModelCheckInput(options, spec); !s)
       throw OnnxSlimError("model_check_inputs: " + s.message());
@@ -294,7 +305,7 @@ PYBIND11_MODULE(_onnxslim, m) {
         py::arg("float_type") = "", py::arg("keep_io_types") = true,
         py::arg("skip_fusions") = std::vector<std::string>{},
         py::arg("skip_optimizations") = std::vector<std::string>{},
-        py::arg("check_inputs") = std::vector<std::string>{},
+        py::arg("check_inputs") = std::vector<std::string>{}, py::arg("test_passes") = false,
         "Read (path or bytes), optimize and write (path, or bytes when output is None) a model; "
         "returns (bytes or None, report dict). Raises OnnxSlimError.");
 }

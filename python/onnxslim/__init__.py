@@ -203,30 +203,33 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
         fold_size_limit = size_threshold if size_threshold > 0 else 2**62
 
     source, name, parse = _source(model)
-    result, report = _slim_model(
-        source,
-        output=output_model,
-        model_name=name,
-        pipeline=passes,
-        target=target,
-        skip_passes=["fold-constants"] if no_constant_folding else [],
-        skip_fusions=_skip_fusions(skip_fusion_patterns),
-        skip_optimizations=_as_list(skip_optimizations, "skip_optimizations"),
-        check_inputs=_as_list(model_check_inputs, "model_check_inputs"),
-        input_shapes=_as_list(input_shapes, "input_shapes"),
-        fold_size_limit=fold_size_limit,
-        shape_inference=not no_shape_infer,
-        allow_invalid=allow_invalid,
-        model_check=_model_check_mode(model_check),
-        check_dims=dict(dims or {}),
-        external_data=save_as_external_data,
-        inputs=_as_list(inputs, "inputs"),
-        outputs=_as_list(outputs, "outputs"),
-        float_type=float_type,
-        # Unset: OnnxSlim's meaning, the inputs and outputs are converted too.
-        keep_io_types=bool(keep_io_types) if keep_io_types is not None else not dtype,
-    )
-    for warning in report["warnings"]:
+    try:
+        result, report = _slim_model(
+            source,
+            output=output_model,
+            model_name=name,
+            pipeline=passes,
+            target=target,
+            skip_passes=["fold-constants"] if no_constant_folding else [],
+            skip_fusions=_skip_fusions(skip_fusion_patterns),
+            skip_optimizations=_as_list(skip_optimizations, "skip_optimizations"),
+            check_inputs=_as_list(model_check_inputs, "model_check_inputs"),
+            input_shapes=_as_list(input_shapes, "input_shapes"),
+            fold_size_limit=fold_size_limit,
+            shape_inference=not no_shape_infer,
+            allow_invalid=allow_invalid,
+            model_check=_model_check_mode(model_check),
+            check_dims=dict(dims or {}),
+            external_data=save_as_external_data,
+            inputs=_as_list(inputs, "inputs"),
+            outputs=_as_list(outputs, "outputs"),
+            float_type=float_type,
+            # Unset: OnnxSlim's meaning, the inputs and outputs are converted too.
+            keep_io_types=bool(keep_io_types) if keep_io_types is not None else not dtype,
+        )
+    except OnnxSlimError as error:
+        raise _model_check_error(error) from None
+    for warning in _check_warnings(report) + report["warnings"]:
         warnings.warn(warning, OnnxSlimWarning, stacklevel=3)
     if verbose:
         _print_summary(name, output_model, report)
@@ -235,6 +238,25 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
         if parse is not None:
             result = parse(result)
     return result, report
+
+
+def _model_check_error(error):
+    """The error to raise for an OnnxSlimError from the library: a failed
+    model check says how OnnxSlim reports one (it returns None)."""
+    if not str(error).startswith("model check"):
+        return error
+    return OnnxSlimError(f"{error}\n(OnnxSlim 0.1.96 prints a mismatch and returns None; onnxslim raises. "
+                         "model_check=False skips the check.)")
+
+
+def _check_warnings(report):
+    """What the model check repaired, as warning texts: each pass rolled
+    back and each rewrite undone because it changed the outputs."""
+    texts = [f"model check: rolled back {entry}" for entry in report["rolled_back"]]
+    for u in report["undone_rewrites"]:
+        texts.append(f"model check: undid {u['pattern']} at {u['node']} (pass '{u['pass']}', round {u['round']}), "
+                     f"which changed the outputs; the rest of the pipeline's work is kept:\n{u['difference']}")
+    return texts
 
 
 def slim(model, output_model=None, *, model_check=None, input_shapes=None, inputs=None, outputs=None,

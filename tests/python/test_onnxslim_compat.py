@@ -4,12 +4,14 @@ alias, or differs: then a failure whose message says how and what to use).
 """
 
 import contextlib
+import functools
 import io
 import os
 import pathlib
 import re
 import tempfile
 import unittest
+from unittest import mock
 
 import numpy as np
 
@@ -81,6 +83,25 @@ class OnnxSlimKeywordsTest(unittest.TestCase):
         self.assertFalse(report["model_checked"])
         _, report = onnxslim.optimize(self.src, model_check=True)
         self.assertTrue(report["model_checked"])
+
+    def test_model_check_mismatch(self):
+        # A pass that changes the outputs (a deliberately wrong test pass):
+        # OnnxSlim prints the mismatch and returns None; here the check
+        # undoes that rewrite, warns and returns the model without it.
+        wrong = functools.partial(onnxslim._slim_model, test_passes=True)
+        with mock.patch.object(onnxslim, "_slim_model", wrong):
+            with self.assertWarnsRegex(onnxslim.OnnxSlimWarning, "undid test-negate-first-output.*changed the outputs"):
+                out = onnxslim.slim(self.src, passes="test-negate-first-output", model_check=True)
+            self.assertNotIn("Neg", ops(out))
+            with self.assertWarnsRegex(onnxslim.OnnxSlimWarning, "rolled back test-negate-first-output"):
+                out = onnxslim.slim(self.src, passes="test-negate-first-output", model_check="each-pass")
+            self.assertNotIn("Neg", ops(out))
+        # What the check cannot undo raises, and the message says how
+        # OnnxSlim differs and which keyword gives its behaviour.
+        error = onnxslim._model_check_error(onnxslim.OnnxSlimError("model check failed: the outputs differ"))
+        self.assertRegex(str(error), r"(?s)^model check failed.*returns None.*model_check=False")
+        other = onnxslim.OnnxSlimError("m.onnx: node 'n' (Foo): unknown op")
+        self.assertIs(onnxslim._model_check_error(other), other)
 
     def test_model_check_inputs(self):
         _, report = onnxslim.optimize(self.src, model_check_inputs=["X:3,4"])
