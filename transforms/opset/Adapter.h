@@ -28,6 +28,20 @@
 //   Renamed.cpp             ops replaced or whose attribute values changed
 //                           (Scatter, RoiAlign, GridSample, DFT's axis)
 //   Broadcast.cpp           the legacy broadcast attributes (opset < 7)
+//   ExpandTransformer.cpp   the transformer ops written out for opsets that
+//                           lack them (LayerNormalization, Gelu,
+//                           RMSNormalization, RotaryEmbedding, Attention)
+//                           and what their bodies need further down (Range,
+//                           runtime Slice, GatherND, LessOrEqual...)
+//   ExpandFunctions.cpp     other ops newer than the target written out in
+//                           older ones (their ONNX function bodies: losses,
+//                           Celu, Shrink, Mish, Einsum, DFT, windows...)
+//
+// An expansion is an adapter registered for the step below an op's first
+// version (op, since-version, Down): it writes the op's definition with
+// StepContext::nodeBefore in the ops of the opset just below, turning the
+// node itself into the body's last node; the driver then walks each node
+// it wrote on to the target, so older targets reuse every other adapter.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -62,7 +76,15 @@ struct StepContext {
   Value *constantBefore(Node &node, std::string_view base, TensorPtr tensor);
   /// Given a node, an op type, operands and a name base, Execute: inserts a
   /// new node before `node` (one result, named from `base`), Result: it.
+  /// The new node is written in its form at opset `to`; after the step the
+  /// driver infers its result types and walks it on to the target like any
+  /// other node, so an expansion is written once, for the opset just below
+  /// the op it replaces, and older targets come from the adapters of the
+  /// ops it uses.
   Node *nodeBefore(Node &node, std::string opType, const std::vector<Value *> &operands, std::string_view base);
+
+  /// The nodes nodeBefore() made during this step, in order.
+  std::vector<Node *> created;
   /// Int64 1-D tensor of `values` (or a scalar when `scalar`).
   static TensorPtr int64s(const std::vector<int64_t> &values, bool scalar = false);
 };
@@ -103,6 +125,11 @@ void registerBroadcast(AdapterRegistry &registry);
 
 /// Scan (Scan.cpp).
 void registerScan(AdapterRegistry &registry);
+
+/// The transformer ops and what their bodies need (ExpandTransformer.cpp).
+void registerTransformerExpansions(AdapterRegistry &registry);
+/// Other ops newer than the target (ExpandFunctions.cpp).
+void registerFunctionExpansions(AdapterRegistry &registry);
 
 /// Every adapter above, built once.
 const AdapterRegistry &builtinAdapters();

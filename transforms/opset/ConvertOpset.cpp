@@ -41,6 +41,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
+#include <set>
 
 namespace onnxslim {
 namespace opset {
@@ -74,6 +76,8 @@ const AdapterRegistry &builtinAdapters() {
     registerRenamed(r);
     registerBroadcast(r);
     registerScan(r);
+    registerTransformerExpansions(r);
+    registerFunctionExpansions(r);
     return r;
   }();
   return registry;
@@ -99,6 +103,7 @@ Node *StepContext::nodeBefore(Node &node, std::string opType, const std::vector<
   Node *n = node.graph()->createNode(std::move(opType), operands, {name});
   n->setName(model.names().fresh(name + "_node"));
   node.graph()->insertBefore(&node, n);
+  created.push_back(n);
   return n;
 }
 
@@ -275,10 +280,21 @@ public:
       target_ = v;
       return true;
     }
+    if (key == "allow-decline") {
+      if (value != "true" && value != "false") {
+        error = "option allow-decline of convert-opset takes true or false, not '" + std::string(value) + "'";
+        return false;
+      }
+      allowDecline_ = value == "true";
+      return true;
+    }
     return Pass::setOption(key, value, error);
   }
   std::string optionsText() const override {
-    return target_ == maxKnownDefaultOpset() ? "" : "target=" + std::to_string(target_);
+    std::string text = target_ == maxKnownDefaultOpset() ? "" : "target=" + std::to_string(target_);
+    if (allowDecline_)
+      text += std::string(text.empty() ? "" : " ") + "allow-decline=true";
+    return text;
   }
 
   bool run(Model &model, PassContext &context) override;
@@ -286,6 +302,17 @@ public:
   static constexpr int kMinOpset = 7;
 
 private:
+  /// A node that cannot reach the target: its position among the
+  /// default-domain nodes (graphs in walk order), its op and the message.
+  struct Decline {
+    size_t position;
+    std::string op;
+    std::string text;
+  };
+  /// Given a model at opset `from` and positions to leave alone, Execute:
+  /// walks every other default-domain node to the target (counted in
+  /// `converted`), Result: the nodes that could not be.
+  std::vector<Decline> convertAll(Model &model, int64_t from, const std::set<size_t> &skip, uint64_t &converted);
   /// Given a node, Execute: walks it to the target, Result: "" or why not.
   std::string convertNode(Node &node, Model &model, int64_t from);
   /// Given a node after a step to `version`, Execute: drops neutral
@@ -294,6 +321,7 @@ private:
   std::string fitSchema(Node &node, int64_t version, Direction dir);
 
   int64_t target_ = maxKnownDefaultOpset();
+  bool allowDecline_ = false;
 };
 
 std::string ConvertOpsetPass::fitSchema(Node &node, int64_t version, Direction dir) {
@@ -389,6 +417,15 @@ std::string ConvertOpsetPass::convertNode(Node &node, Model &model, int64_t from
       return "no adapter for " + step + " (" + node.opType() + " has no form at opset " + std::to_string(next) + ")";
     if (std::string why = fitSchema(node, next, dir); !why.empty())
       return step + ": " + why;
+    // What the adapter wrote is in its form at `next`: typed, then walked on.
+    for (Node *c : ctx.created) {
+      for (size_t i = 0; i < c->numResults(); ++i)
+        if (Value *r = c->result(i); r && !r->type())
+          if (std::optional<Type> t = inferNodeResultType(*c, i))
+            r->setType(std::move(*t));
+      if (std::string why = convertNode(*c, model, next); !why.empty())
+        return step + ": its " + describe(*c) + ": " + why;
+    }
     version = next;
   }
   if (!lookupOpSchema("", node.opType(), target_))
@@ -409,6 +446,40 @@ std::string ConvertOpsetPass::convertNode(Node &node, Model &model, int64_t from
         return why;
   }
   return "";
+}
+
+std::vector<ConvertOpsetPass::Decline> ConvertOpsetPass::convertAll(Model &model, int64_t from,
+                                                                   const std::set<size_t> &skip,
+                                                                   uint64_t &converted) {
+  std::vector<Graph *> graphs{model.graph()};
+  model.graph()->walk([&](Node *n) {
+    for (Graph *sg : n->subgraphs())
+      graphs.push_back(sg);
+  });
+  std::vector<Decline> declines;
+  size_t position = 0;
+  for (Graph *g : graphs) {
+    std::vector<Node *> nodes;
+    for (Node *n : g->nodes())
+      if (n->isDefaultDomain())
+        nodes.push_back(n);
+    for (Node *n : nodes) {
+      size_t at = position++;
+      if (skip.count(at))
+        continue;
+      std::string what = describe(*n);
+      std::string op = n->opType();
+      std::string path;
+      for (Node *p = g->parentNode(); p; p = p->graph()->parentNode())
+        path = " in the subgraph of " + describe(*p) + path;
+      if (std::string why = convertNode(*n, model, from); !why.empty()) {
+        declines.push_back({at, op, "node " + what + path + ": " + why});
+        continue;
+      }
+      ++converted;
+    }
+  }
+  return declines;
 }
 
 bool ConvertOpsetPass::run(Model &model, PassContext &context) {
@@ -436,28 +507,35 @@ bool ConvertOpsetPass::run(Model &model, PassContext &context) {
   if (!snapshot)
     return decline("the graph could not be copied");
 
-  std::vector<Graph *> graphs{model.graph()};
-  model.graph()->walk([&](Node *n) {
-    for (Graph *sg : n->subgraphs())
-      graphs.push_back(sg);
-  });
   uint64_t converted = 0;
-  for (Graph *g : graphs) {
-    std::vector<Node *> nodes;
-    for (Node *n : g->nodes())
-      if (n->isDefaultDomain())
-        nodes.push_back(n);
-    for (Node *n : nodes) {
-      std::string what = describe(*n);
-      std::string path;
-      for (Node *p = g->parentNode(); p; p = p->graph()->parentNode())
-        path = " in the subgraph of " + describe(*p) + path;
-      if (std::string why = convertNode(*n, model, from); !why.empty()) {
-        model.setGraph(std::move(snapshot));
-        return decline("node " + what + path + ": " + why);
-      }
-      ++converted;
+  std::vector<Decline> declines = convertAll(model, from, {}, converted);
+  if (!declines.empty()) {
+    // All or nothing: the graph as it was, then (allow-decline) everything
+    // but the declined nodes converted again, from the same positions.
+    model.setGraph(std::move(snapshot));
+    std::map<std::string, size_t> byOp;
+    for (const Decline &d : declines)
+      ++byOp[d.op];
+    std::string summary;
+    if (declines.size() > 1) {
+      summary = " (" + std::to_string(declines.size()) + " nodes decline:";
+      for (const auto &entry : byOp)
+        summary += " " + entry.first + " " + std::to_string(entry.second) + (entry.first == byOp.rbegin()->first ? "" : ",");
+      summary += ")";
     }
+    if (!allowDecline_)
+      return decline(declines.front().text + summary);
+    std::set<size_t> skip;
+    for (const Decline &d : declines) {
+      skip.insert(d.position);
+      context.warn("left at its own version (allow-decline): " + d.text);
+    }
+    converted = 0;
+    if (std::vector<Decline> again = convertAll(model, from, skip, converted); !again.empty()) {
+      // Not expected (each node converts alone); kept all or nothing.
+      return decline(again.front().text);
+    }
+    context.counter("left", "Nodes left at their own version (allow-decline)") += declines.size();
   }
 
   for (OpsetId &id : model.opsetImport)
