@@ -419,10 +419,21 @@ std::string ConvertOpsetPass::convertNode(Node &node, Model &model, int64_t from
       return step + ": " + why;
     // What the adapter wrote is in its form at `next`: typed, then walked on.
     for (Node *c : ctx.created) {
+      // Inferred at `next` (the model still imports the source opset, under
+      // which Unsqueeze<axes> or ReduceSum<axes> would read as malformed).
+      OpsetId *def = nullptr;
+      for (OpsetId &id : model.opsetImport)
+        if (id.domain.empty() || id.domain == "ai.onnx")
+          def = &id;
+      int64_t saved = def ? def->version : 0;
+      if (def)
+        def->version = next;
       for (size_t i = 0; i < c->numResults(); ++i)
         if (Value *r = c->result(i); r && !r->type())
           if (std::optional<Type> t = inferNodeResultType(*c, i))
             r->setType(std::move(*t));
+      if (def)
+        def->version = saved;
       if (std::string why = convertNode(*c, model, next); !why.empty())
         return step + ": its " + describe(*c) + ": " + why;
     }
