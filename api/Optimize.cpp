@@ -228,11 +228,14 @@ void fillPassReports(const PassManager &pm, OptimizeReport &report) {
   report.timingText = timing.str();
 }
 
-/// OptimizeOptions::floatType by its full name: "float16" or "float32" for
-/// "fp16"/"fp32" too (the command line's and OnnxSlim's names).
+/// OptimizeOptions::floatType by its full name: "float16", "bfloat16" or
+/// "float32" for "fp16"/"bf16"/"fp32" too (the command line's and
+/// OnnxSlim's names).
 std::string floatTypeName(const OptimizeOptions &options) {
   if (options.floatType == "fp16")
     return "float16";
+  if (options.floatType == "bf16")
+    return "bfloat16";
   if (options.floatType == "fp32")
     return "float32";
   return options.floatType;
@@ -333,9 +336,9 @@ Status checkOptionsUnresolved(const OptimizeOptions &options) {
   if (options.targetOpset && (*options.targetOpset < 7 || *options.targetOpset > maxKnownDefaultOpset()))
     return Status::error("target opset " + std::to_string(*options.targetOpset) + " is out of range (7.." +
                          std::to_string(maxKnownDefaultOpset()) + ")");
-  if (std::string t = floatTypeName(options); !t.empty() && t != "float16" && t != "float32")
+  if (std::string t = floatTypeName(options); !t.empty() && t != "float16" && t != "bfloat16" && t != "float32")
     return Status::error("{option:floatType}: unknown float type '" + options.floatType +
-                         "' (float16 or fp16, float32 or fp32)");
+                         "' (float16 or fp16, bfloat16 or bf16, float32 or fp32)");
   const PassRegistry &registry = options.registry ? *options.registry : builtinRegistry();
   Result<std::string> pipeline = pipelineFor(options, registry);
   if (!pipeline)
@@ -455,9 +458,29 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   // (transforms/Float16Fallback.h).
   std::unique_ptr<PassManager> convert;
   if (ok && !options.floatType.empty()) {
+    std::string to = floatTypeName(options);
+    // bfloat16 exists in ONNX from opset 13 (If, Loop and Scan carry it
+    // from 16): refuse rather than write a model nothing can load.
+    if (to == "bfloat16" && model.opsetVersion("") < 13)
+      return finish(Status::error(name + ": {option:floatType} bfloat16 needs opset 13 or later; the model imports opset " +
+                                  std::to_string(model.opsetVersion("")) +
+                                  " ({option:targetOpset} 13 converts it first)"));
+    if (to == "bfloat16" && model.opsetVersion("") < 16) {
+      const Node *control = nullptr;
+      model.graph()->walk([&](Node *n) {
+        if (!control && !n->subgraphs().empty())
+          control = n;
+      });
+      if (control)
+        return finish(Status::error(name + ": {option:floatType} bfloat16 in " + control->opType() +
+                                    " bodies needs opset 16 or later; the model imports opset " +
+                                    std::to_string(model.opsetVersion("")) + " ({option:targetOpset} 16 converts it first)"));
+    }
     std::vector<std::string> keep;
-    if (floatTypeName(options) == "float16" && options.float16Fallback && options.keepIOTypes && policy.comparesFloat16()) {
-      Float16Fallback fallback = float16Fallback(model, registry, policy.checkOptions(), log);
+    if ((to == "float16" || to == "bfloat16") && options.float16Fallback && options.keepIOTypes &&
+        policy.comparesFloat16()) {
+      Float16Fallback fallback = float16Fallback(model, registry, policy.checkOptions(), log,
+                                                 to == "float16" ? DataType::Float16 : DataType::BFloat16);
       report.float16Compared = fallback.compared;
       report.float16KeptNodes = fallback.keepNodes.size();
       report.warnings.insert(report.warnings.end(), fallback.warnings.begin(), fallback.warnings.end());

@@ -106,7 +106,7 @@ struct MainArgs {
   bool emitGiven = false;
   double progressAfter = 1.0;      ///< seconds before a progress line shows (terminal only)
   std::vector<std::string> report; ///< --report FORMAT [FILE] ("-" or none: standard output)
-  std::string dtype;          ///< --dtype fp16|fp32 ("": keep the model's)
+  std::string dtype;          ///< --dtype fp16|bf16|fp32 ("": keep the model's)
   int targetOpset = 0;        ///< --target-opset N (0: keep the model's)
   std::string keepIOTypes;    ///< --keep-io-types true|false ("": true)
   bool noFp16Fallback = false; ///< --no-fp16-fallback
@@ -379,17 +379,18 @@ int runMain(MainArgs &args) {
 
   // --dtype: convert-float-type runs once after the optimizing pipeline.
   bool convert = !args.dtype.empty() || !args.keepIOTypes.empty() || args.noFp16Fallback;
-  if (args.noFp16Fallback && args.dtype != "fp16" && args.dtype != "float16")
-    return fail("--no-fp16-fallback needs --dtype fp16");
+  if (args.dtype == "float16" || args.dtype == "bfloat16" || args.dtype == "float32")
+    args.dtype = args.dtype == "float16" ? "fp16" : args.dtype == "bfloat16" ? "bf16" : "fp32"; // the library's names too
+  if (args.noFp16Fallback && args.dtype != "fp16" && args.dtype != "bf16")
+    return fail("--no-fp16-fallback needs --dtype fp16 or bf16");
   if (convert) {
-    if (args.dtype == "float16" || args.dtype == "float32")
-      args.dtype = args.dtype == "float16" ? "fp16" : "fp32"; // the library's (and OnnxSlim's) names too
-    if (args.dtype != "fp16" && args.dtype != "fp32")
-      return fail(args.dtype.empty() ? "--keep-io-types needs --dtype fp16|fp32"
-                                     : "--dtype takes fp16 (float16) or fp32 (float32), not '" + args.dtype + "'");
+    if (args.dtype != "fp16" && args.dtype != "bf16" && args.dtype != "fp32")
+      return fail(args.dtype.empty() ? "--keep-io-types needs --dtype fp16|bf16|fp32"
+                                     : "--dtype takes fp16 (float16), bf16 (bfloat16) or fp32 (float32), not '" +
+                                           args.dtype + "'");
     if (!args.keepIOTypes.empty() && args.keepIOTypes != "true" && args.keepIOTypes != "false")
       return fail("--keep-io-types takes true or false, not '" + args.keepIOTypes + "'");
-    args.opt.floatType = args.dtype == "fp16" ? "float16" : "float32";
+    args.opt.floatType = args.dtype == "fp16" ? "float16" : args.dtype == "bf16" ? "bfloat16" : "float32";
     args.opt.keepIOTypes = args.keepIOTypes != "false";
     // OnnxSlim's --dtype fp16 converts the interface too: say where ours differs.
     if (args.dtype == "fp16" && args.keepIOTypes.empty() && !args.quiet)
@@ -474,7 +475,8 @@ int runMain(MainArgs &args) {
                 << u.round << "), which changed the outputs; the rest of the pipeline's work is kept:\n"
                 << u.difference << (u.difference.empty() || u.difference.back() == '\n' ? "" : "\n");
     if (report.float16Compared && args.opt.modelCheck == ModelCheckMode::Auto)
-      out << "model check: the float16 model matches too (within float16's tolerance)"
+      out << "model check: the " << args.opt.floatType << " model matches too (within " << args.opt.floatType
+          << "'s tolerance)"
                 << (report.float16KeptNodes ? ", with " + std::to_string(report.float16KeptNodes) +
                                                   " node(s) kept in float32"
                                             : std::string())
@@ -680,12 +682,12 @@ int main(int argc, char **argv) {
       app.add_option("--dim", mainArgs.dims, "Size of a symbolic input dim for the model check (SYM=N, repeatable)"))
       ->group(kCheck);
   app.add_option("--dtype", mainArgs.dtype,
-                 "Then convert float32 weights and computation to float16 (fp16) or float16 to float32 (fp32); "
-                 "ops without a float16 form stay float32 behind Casts")
+                 "Then convert float32 weights and computation to float16 (fp16) or bfloat16 (bf16, opset 13 "
+                 "on), or float16 to float32 (fp32); ops without a form in that type stay float32 behind Casts")
       ->group(kOpt);
   app.add_flag("--no-fp16-fallback", mainArgs.noFp16Fallback,
-               "With --dtype fp16: convert all that has a float16 form, even where the model check finds "
-               "outputs beyond float16's tolerance (by default the first nodes stay float32 until they are within)")
+               "With --dtype fp16 or bf16: convert all that has a form in that type, even where the model check "
+               "finds outputs beyond its tolerance (by default the first nodes stay float32 until they are within)")
       ->group(kOpt);
   app.add_option("--target-opset", mainArgs.targetOpset,
                  "First convert the model to default-domain opset N (7..24, up or down; pass convert-opset), "

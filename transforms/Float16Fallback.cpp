@@ -1,8 +1,9 @@
 //===- transforms/Float16Fallback.cpp - float32 where float16 is not enough ===//
 //
 // Each trial converts a copy of the model with convert-float-type{to=float16
-// keep-node=...} in a quiet pass manager of its own (no printing, no check)
-// and compares it with the float32 model's recorded outputs.
+// (or bfloat16) keep-node=...} in a quiet pass manager of its own (no
+// printing, no check) and compares it with the float32 model's recorded
+// outputs, within the tolerance of the destination type (runtime/Compare.h).
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/Float16Fallback.h"
@@ -76,8 +77,10 @@ std::vector<Node *> decisionChains(Graph &graph) {
 } // namespace
 
 Float16Fallback float16Fallback(Model &model, const PassRegistry &registry, const ModelCheckOptions &check,
-                                std::ostream &log) {
+                                std::ostream &log, DataType to) {
   Float16Fallback result;
+  const std::string type = dataTypeName(to); // "float16" or "bfloat16"
+  const std::string tolerance = rt::describe(rt::toleranceFor(to));
   auto warn = [&](std::string message) {
     log << "onnxslim: warning: " << message << "\n";
     result.warnings.push_back(std::move(message));
@@ -85,7 +88,7 @@ Float16Fallback float16Fallback(Model &model, const PassRegistry &registry, cons
   std::unique_ptr<OutputChecker> checker = createRuntimeOutputChecker(check);
   std::string error;
   if (!checker->recordReference(model, error)) {
-    warn("float16 accuracy not checked: the model does not run in the interpreter: " + error);
+    warn(type + " accuracy not checked: the model does not run in the interpreter: " + error);
     return result;
   }
   std::vector<std::string> chains, prefix;
@@ -99,7 +102,7 @@ Float16Fallback float16Fallback(Model &model, const PassRegistry &registry, cons
     PassManager pm(registry, quiet);
     std::vector<std::string> keep = chains;
     keep.insert(keep.end(), prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(length));
-    pm.addPass(createConvertFloatTypePass("float16", /*keepIOTypes=*/true, keep));
+    pm.addPass(createConvertFloatTypePass(type, /*keepIOTypes=*/true, keep));
     pm.setMaxRounds(1);
     std::string err;
     return pm.run(*copy, err) && checker->matchesReference(*copy, why);
@@ -122,7 +125,7 @@ Float16Fallback float16Fallback(Model &model, const PassRegistry &registry, cons
     prefix.push_back(nameOf(n));
   std::string allWhy;
   if (!within(prefix.size(), allWhy)) {
-    warn("float16 outputs differ beyond float16's tolerance (" + rt::describe(rt::toleranceFor(DataType::Float16)) +
+    warn(type + " outputs differ beyond " + type + "'s tolerance (" + tolerance +
          ") even with every node kept in float32:\n" + allWhy);
     result.compared = false;
     for (Node *n : named)
@@ -137,8 +140,7 @@ Float16Fallback float16Fallback(Model &model, const PassRegistry &registry, cons
     size_t mid = lo + (hi - lo) / 2;
     (within(mid, ignored) ? hi : lo) = mid;
   }
-  warn("float16 outputs differ beyond float16's tolerance (" + rt::describe(rt::toleranceFor(DataType::Float16)) +
-       "):\n" + why +
+  warn(type + " outputs differ beyond " + type + "'s tolerance (" + tolerance + "):\n" + why +
        "float32 kept for " + std::to_string(chains.size()) + " node(s) deciding comparisons and the first " +
        std::to_string(hi) + " of " + std::to_string(prefix.size()) + " nodes");
   prefix.resize(hi);

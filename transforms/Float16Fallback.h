@@ -1,7 +1,9 @@
 //===- transforms/Float16Fallback.h - float32 where float16 is not enough -*- C++ -*-===//
 //
-// After the pipeline, a float16 conversion (convert-float-type{to=float16})
-// may take some outputs beyond float16's tolerance (runtime/Compare.h). The
+// After the pipeline, a float16 or bfloat16 conversion (convert-float-type
+// {to=float16|bfloat16}) may take some outputs beyond the tolerance of that
+// type (runtime/Compare.h: bfloat16's is 8 times float16's, as it keeps 8
+// significant bits to float16's 11). The
 // fallback compares converted copies of the float32 model with it in the
 // interpreter and, when the whole conversion leaves the tolerance, finds
 // the nodes to keep in float32:
@@ -24,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/DataType.h"
 #include "transforms/ModelCheck.h"
 
 #include <cstddef>
@@ -52,12 +55,13 @@ struct Float16Fallback {
 };
 
 /// Given the float32 model after the pipeline (keeping its input and output
-/// types), the registry, the comparison's options and a log, Execute:
-/// compares float16 conversions of copies of it with it, names the unnamed
+/// types), the registry, the comparison's options, a log and the type to
+/// convert to (Float16 or BFloat16), Execute: compares conversions of
+/// copies of it to that type with it, names the unnamed
 /// nodes it keeps (the others stay unnamed), and prints each warning to the
 /// log as "onnxslim: warning: ...", Result: what to keep (see the file
 /// comment).
 Float16Fallback float16Fallback(Model &model, const PassRegistry &registry, const ModelCheckOptions &check,
-                                std::ostream &log);
+                                std::ostream &log, DataType to = DataType::Float16);
 
 } // namespace onnxslim

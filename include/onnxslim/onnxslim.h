@@ -277,8 +277,10 @@ struct OptimizeOptions {
   bool allowInvalid = false;
   /// After the pipeline, convert floating-point weights and computation:
   /// "float16" (float32 -> float16; ops without a float16 form stay float32
-  /// behind Casts) or "float32" (float16 -> float32, exact), also spelt
-  /// "fp16" and "fp32" (the command line's --dtype); "" keeps the
+  /// behind Casts), "bfloat16" (float32 -> bfloat16, the same rules but for
+  /// float16's range; opset 13 or later, else an error naming the opset) or
+  /// "float32" (float16 -> float32, exact), also spelt "fp16", "bf16" and
+  /// "fp32" (the command line's --dtype); "" keeps the
   /// model's types. The pass convert-float-type runs once, then a cleanup
   /// round (dead nodes, unused initializers). The model check compares the
   /// optimized model before the conversion; float16 is compared after it
@@ -288,7 +290,9 @@ struct OptimizeOptions {
   /// With floatType: the main graph's inputs and outputs keep their declared
   /// types (Casts at the interface); false converts them too.
   bool keepIOTypes = true;
-  /// With floatType "float16" and keepIOTypes: compare the converted model
+  /// With floatType "float16" or "bfloat16" and keepIOTypes (the
+  /// tolerances below are float16's; bfloat16's are 8 times looser, see
+  /// runtime/Compare.h): compare the converted model
   /// with the float32 one in the interpreter (when the model check runs:
   /// ModelCheckMode::Auto on a checkable model, Require, EachPass), with
   /// tolerances rtol 1e-2, atol 1e-3 plus 1e-2 of each output's largest
@@ -397,7 +401,7 @@ struct OptimizeReport {
   CheckReport check;
   /// Why an Auto model check did not run ("" when it ran or was off).
   std::string modelCheckSkipped;
-  /// With floatType "float16": whether the converted model was compared
+  /// With floatType "float16" or "bfloat16": whether the converted model was compared
   /// with the float32 one (float16Fallback), and how many nodes the
   /// fallback kept in float32 (0: all converted within tolerance).
   bool float16Compared = false;

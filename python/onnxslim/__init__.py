@@ -176,9 +176,9 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
     before and after, the pipeline, per-pass statistics and time, the model
     check's figures (or why it did not run), warnings and seconds.
     """
-    if dtype not in (None, "fp16", "fp32", "float16", "float32"):
-        raise ValueError(f"dtype: expected 'fp16' or 'fp32', not {dtype!r}")
-    float_type = {"fp16": "float16", "fp32": "float32"}.get(dtype, dtype or "")
+    if dtype not in (None, "fp16", "bf16", "fp32", "float16", "bfloat16", "float32"):
+        raise ValueError(f"dtype: expected 'fp16', 'bf16' or 'fp32', not {dtype!r}")
+    float_type = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}.get(dtype, dtype or "")
     for name, value in onnxslim_options.items():
         if name in _NOT_IMPLEMENTED:
             if value not in (None, False):
@@ -306,12 +306,15 @@ def slim(model, output_model=None, *, model_check=None, input_shapes=None, input
         OnnxSlim does; "fp32" ("float32") back, exactly. keep_io_types=True
         keeps float32 inputs/outputs (Casts at the interface; the float16
         fallback then keeps the first nodes in float32 where accuracy needs
-        it, as the command line's --dtype does by default).
+        it, as the command line's --dtype does by default). "bf16"
+        ("bfloat16") converts to bfloat16 the same way (opset 13 or later,
+        else OnnxSlimError naming the opset; with keep_io_types=True its
+        fallback uses bfloat16's tolerance, 8 times float16's).
     Differences from OnnxSlim 0.1.96 (docs/OnnxSlim.md has every keyword):
       - model_check defaults to None (checked when cheap), and a mismatch
         the check cannot undo raises OnnxSlimError (OnnxSlim: default False,
         a mismatch prints and returns None);
-      - another dtype than fp16/fp32 (float16/float32) is an error (ignored
+      - another dtype than fp16/bf16/fp32 (float16/bfloat16/float32) is an error (ignored
         there); dtype="fp32" never removes a Cast to an integer type;
       - inputs/outputs with a dtype other than the value's own is an error
         (OnnxSlim relabels it without a Cast);

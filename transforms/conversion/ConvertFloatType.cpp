@@ -163,6 +163,42 @@ constexpr NoFloat16 kNoFloat16[] = {
     {"TfIdfVectorizer", INT64_MAX},
 };
 
+/// The ops whose float operands and results all have a bfloat16 form, from
+/// the opset that gives it to them (the first version from which every type
+/// constraint holding tensor(float) also holds tensor(bfloat16); onnx
+/// 1.12's schemas, opsets 1-17). Any other op (Conv, pooling, the RNNs,
+/// TopK, Softplus...: bfloat16 only from opset 22 or never) computes in
+/// float32 behind Casts, as do ops newer than opset 17.
+struct BFloat16Since {
+  std::string_view op;
+  int64_t opset;
+};
+constexpr BFloat16Since kBFloat16Since[] = {
+    {"Abs", 13}, {"Add", 13}, {"ArgMax", 13}, {"ArgMin", 13}, {"BatchNormalization", 14}, {"BlackmanWindow", 17},
+    {"Cast", 13}, {"CastLike", 15}, {"Ceil", 13}, {"Clip", 13}, {"Concat", 13}, {"Constant", 13}, {"CumSum", 14},
+    {"DFT", 17}, {"DepthToSpace", 13}, {"Div", 13}, {"Equal", 13}, {"Erf", 13}, {"Exp", 13}, {"Expand", 13},
+    {"Flatten", 13}, {"Floor", 13}, {"Gather", 13}, {"GatherElements", 13}, {"GatherND", 13}, {"Gemm", 13},
+    {"Greater", 13}, {"GreaterOrEqual", 16}, {"HammingWindow", 17}, {"HannWindow", 17}, {"Hardmax", 13},
+    {"Identity", 13}, {"If", 16}, {"IsNaN", 13}, {"LRN", 13}, {"LayerNormalization", 17}, {"LeakyRelu", 16},
+    {"Less", 13}, {"LessOrEqual", 16}, {"Log", 13}, {"LogSoftmax", 13}, {"Loop", 16}, {"MatMul", 13}, {"Max", 13},
+    {"Mean", 13}, {"MeanVarianceNormalization", 13}, {"MelWeightMatrix", 17}, {"Min", 13}, {"Mod", 13}, {"Mul", 13},
+    {"Neg", 13}, {"NonZero", 13}, {"PRelu", 16}, {"Pad", 13}, {"Pow", 15}, {"Reciprocal", 13}, {"ReduceL1", 13},
+    {"ReduceL2", 13}, {"ReduceLogSum", 13}, {"ReduceLogSumExp", 13}, {"ReduceMax", 13}, {"ReduceMean", 13},
+    {"ReduceMin", 13}, {"ReduceProd", 13}, {"ReduceSum", 13}, {"ReduceSumSquare", 13}, {"Relu", 13}, {"Reshape", 13},
+    {"STFT", 17}, {"Scan", 16}, {"ScatterElements", 13}, {"ScatterND", 13}, {"Shape", 13}, {"Sigmoid", 13},
+    {"Sign", 13}, {"Size", 13}, {"Slice", 13}, {"Softmax", 13}, {"SoftmaxCrossEntropyLoss", 13},
+    {"SpaceToDepth", 13}, {"Split", 13}, {"Sqrt", 13}, {"Squeeze", 13}, {"Sub", 13}, {"Sum", 13}, {"Tanh", 13},
+    {"Tile", 13}, {"Transpose", 13}, {"Trilu", 14}, {"Unsqueeze", 13}, {"Where", 16},
+};
+
+/// Whether a default-domain `op` has a bfloat16 form at `opset`.
+bool hasBFloat16Form(std::string_view op, int64_t opset) {
+  for (const BFloat16Since &e : kBFloat16Since)
+    if (e.op == op)
+      return opset >= e.opset;
+  return false;
+}
+
 /// Whether operand `i` of a default-domain `op` at `opset` is float32 only
 /// (tensor(float) in the spec, whatever the node's other types).
 bool isFloat32OnlyOperand(const Node &n, size_t i, int64_t opset) {
@@ -237,11 +273,12 @@ public:
 
   bool setOption(std::string_view key, std::string_view value, std::string &error) override {
     if (key == "to") {
-      if (value != "float16" && value != "float32") {
-        error = "option to of " + std::string(name()) + " takes float16 or float32, not '" + std::string(value) + "'";
+      if (value != "float16" && value != "bfloat16" && value != "float32") {
+        error = "option to of " + std::string(name()) + " takes float16, bfloat16 or float32, not '" +
+                std::string(value) + "'";
         return false;
       }
-      toHalf_ = value == "float16";
+      to_ = value == "float16" ? DataType::Float16 : value == "bfloat16" ? DataType::BFloat16 : DataType::Float;
       return true;
     }
     if (key == "keep-io-types") {
@@ -267,7 +304,7 @@ public:
     return Pass::setOption(key, value, error);
   }
   std::string optionsText() const override {
-    std::string s = toHalf_ ? "" : "to=float32";
+    std::string s = to_ == DataType::Float16 ? "" : to_ == DataType::BFloat16 ? "to=bfloat16" : "to=float32";
     auto add = [&](const char *o) { s += std::string(s.empty() ? "" : " ") + o; };
     if (!keepIO_)
       add("keep-io-types=false");
@@ -283,8 +320,14 @@ public:
   bool run(Model &model, PassContext &context) override;
 
 private:
-  DataType src() const { return toHalf_ ? DataType::Float : DataType::Float16; }
-  DataType dst() const { return toHalf_ ? DataType::Float16 : DataType::Float; }
+  /// Whether the pass narrows float32 (to float16 or bfloat16).
+  bool narrowing() const { return to_ != DataType::Float; }
+  DataType src() const { return narrowing() ? DataType::Float : DataType::Float16; }
+  DataType dst() const { return to_; }
+  /// The suffix of the values it names: "_fp16", "_bf16", "_fp32".
+  const char *suffix(DataType t) const {
+    return t == DataType::Float16 ? "_fp16" : t == DataType::BFloat16 ? "_bf16" : "_fp32";
+  }
 
   /// Why the model cannot be converted, or "" (types inferred first).
   std::string declineReason(const std::vector<Graph *> &graphs) const;
@@ -312,7 +355,7 @@ private:
 
   Model *model_ = nullptr;
   int64_t opset_ = 0;
-  bool toHalf_ = true;
+  DataType to_ = DataType::Float16;
   bool keepIO_ = true;
   bool keepWide_ = true;
   std::set<std::string, std::less<>> keepNodes_, keepOps_;
@@ -328,7 +371,15 @@ std::string ConvertFloatTypePass::declineReason(const std::vector<Graph *> &grap
       return "'" + v->name() + "' is a sequence, map, optional or sparse value of " + dataTypeName(src());
     return "";
   };
+  if (to_ == DataType::BFloat16 && opset_ < 13)
+    return "bfloat16 needs opset 13 or later (the model imports opset " + std::to_string(opset_) +
+           "; --target-opset 13 converts it first)";
   for (Graph *g : graphs) {
+    if (to_ == DataType::BFloat16 && opset_ < 16)
+      for (Node *n : g->nodes())
+        if (hasSubgraphs(*n))
+          return n->opType() + " '" + n->name() + "' carries bfloat16 values only from opset 16 (the model imports opset " +
+                 std::to_string(opset_) + "; --target-opset 16 converts it first)";
     for (Value *v : g->inputs())
       if (std::string r = check(v); !r.empty())
         return r;
@@ -364,12 +415,14 @@ bool ConvertFloatTypePass::isKept(const Node &n) const {
     // tensor or value_float(s); any other form stays as it is.
     const Attribute *a = n.attr("value");
     return !(a ? a->kind == AttrKind::Tensor && a->t && a->t->dtype() == src()
-               : toHalf_ && (n.hasAttr("value_float") || n.hasAttr("value_floats")));
+               : narrowing() && (n.hasAttr("value_float") || n.hasAttr("value_floats")));
   }
-  if (!toHalf_)
+  if (!narrowing())
     return false;
   if (keepOps_.count(n.opType()) || (!n.name().empty() && keepNodes_.count(n.name())))
     return true;
+  if (to_ == DataType::BFloat16)
+    return !hasBFloat16Form(n.opType(), opset_);
   for (const NoFloat16 &e : kNoFloat16)
     if (n.opType() == e.op && opset_ < e.untilOpset)
       return true;
@@ -484,7 +537,7 @@ ConvertFloatTypePass::Want ConvertFloatTypePass::want(const Use &u) const {
     // Cast, Shape and Size read any type: they never need a Cast before them.
     if (u.index() == 0 && (n->is("Cast") || n->is("Shape") || n->is("Size")))
       return Want::Either;
-    return !kept_.count(n) && !(toHalf_ && isFloat32OnlyOperand(*n, u.index(), opset_)) ? Want::Dst : Want::Src;
+    return !kept_.count(n) && !(narrowing() && isFloat32OnlyOperand(*n, u.index(), opset_)) ? Want::Dst : Want::Src;
   }
   // A graph output: the main graph's keep their type unless asked; a
   // subgraph's follow the (converted) node that owns them.
@@ -494,14 +547,25 @@ ConvertFloatTypePass::Want ConvertFloatTypePass::want(const Use &u) const {
 TensorPtr ConvertFloatTypePass::convertTensor(const Tensor &t, size_t &overflowed) const {
   int64_t n = t.numElements();
   size_t count = n > 0 ? static_cast<size_t>(n) : 0;
-  std::string bytes(count * (toHalf_ ? 2 : 4), '\0');
+  std::string bytes(count * (narrowing() ? 2 : 4), '\0');
   overflowed = 0;
   for (size_t i = 0; i < count; ++i) {
-    if (toHalf_) {
+    if (to_ == DataType::Float16) {
       float f = t.at<float>(i);
       uint16_t h = rt::floatToHalfBits(f);
       overflowed += overflowsHalf(f, h);
       std::memcpy(bytes.data() + 2 * i, &h, 2);
+    } else if (to_ == DataType::BFloat16) {
+      // Finite values within half a bfloat16 ulp of float32's largest round
+      // to inf; they saturate to bfloat16's largest instead (a mask value
+      // of float32's lowest stays the lowest finite value).
+      float f = t.at<float>(i);
+      uint16_t b = rt::floatToBFloat16Bits(f);
+      if (std::isfinite(f) && (b & 0x7fffu) == 0x7f80u) {
+        b = static_cast<uint16_t>((b & 0x8000u) | 0x7f7fu);
+        ++overflowed;
+      }
+      std::memcpy(bytes.data() + 2 * i, &b, 2);
     } else {
       float f = rt::halfBitsToFloat(t.at<uint16_t>(i));
       std::memcpy(bytes.data() + 4 * i, &f, 4);
@@ -518,7 +582,11 @@ TensorPtr ConvertFloatTypePass::convertTensorWarn(const Tensor &t, const std::st
                                                   PassContext &context) const {
   size_t overflowed = 0;
   TensorPtr out = convertTensor(t, overflowed);
-  if (overflowed) {
+  if (overflowed && to_ == DataType::BFloat16) {
+    context.warn(what + ": " + std::to_string(overflowed) +
+                 " value(s) beyond the bfloat16 range (+-3.3895e38) saturated to its largest finite value");
+    context.counter("overflows", "Tensors with values beyond the destination type's range") += 1;
+  } else if (overflowed) {
     context.warn(what + ": " + std::to_string(overflowed) + " value(s) beyond the float16 range (+-65504) became +-inf");
     context.counter("overflows", "Tensors with values beyond the float16 range") += 1;
   }
@@ -528,7 +596,7 @@ TensorPtr ConvertFloatTypePass::convertTensorWarn(const Tensor &t, const std::st
 
 Value *ConvertFloatTypePass::castAfterDef(Value *v, DataType to) {
   Graph *g = v->graph();
-  std::string suffix = to == DataType::Float16 ? "_fp16" : "_fp32";
+  std::string suffix = this->suffix(to);
   Node *cast = g->createNode("Cast", {v}, {model_->names().fresh(v->name() + suffix)});
   cast->setName(model_->names().fresh(v->name() + suffix + "_cast"));
   cast->setAttr(Attribute::makeInt("to", static_cast<int64_t>(to)));
@@ -601,7 +669,7 @@ bool ConvertFloatTypePass::convertValue(Value *v, PassContext &context) {
   if (free && !dstUses.empty() && !srcUses.empty()) {
     // Mixed: keep v for the S readers, add a D twin for the others.
     Value *twin = nullptr;
-    std::string twinName = model_->names().fresh(v->name() + (toHalf_ ? "_fp16" : "_fp32"));
+    std::string twinName = model_->names().fresh(v->name() + suffix(dst()));
     if (v->isInitializer()) {
       twin = g->addInitializer(twinName, v->initializer());
       twin->setType(v->type());
@@ -645,7 +713,7 @@ bool ConvertFloatTypePass::convertValue(Value *v, PassContext &context) {
   // A main-graph output keeps its name: the cast takes it, v a fresh one.
   if (!outputs.empty()) {
     std::string name = v->name();
-    v->setName(model_->names().fresh(name + (becomesDst ? (toHalf_ ? "_fp16" : "_fp32") : "_orig")));
+    v->setName(model_->names().fresh(name + (becomesDst ? suffix(dst()) : "_orig")));
     cast->setName(name);
   }
   return true;
@@ -699,9 +767,9 @@ bool ConvertFloatTypePass::run(Model &model, PassContext &context) {
         keptWithSrc += touchesSrc;
       }
 
-  if (toHalf_ && keepWide_)
+  if (to_ == DataType::Float16 && keepWide_)
     keepWideRegions(graphs, context);
-  if (toHalf_)
+  if (narrowing())
     keepIntegerArithmetic(graphs, context);
 
   // The S values, collected before any rewrite adds values.
@@ -730,7 +798,7 @@ bool ConvertFloatTypePass::run(Model &model, PassContext &context) {
           n->setAttr(Attribute::makeInt(name, static_cast<int64_t>(dst())));
           changed = true;
         }
-      if (toHalf_ && defaultsToFloat(*n, attr) && !n->hasAttr(attr)) {
+      if (narrowing() && defaultsToFloat(*n, attr) && !n->hasAttr(attr)) {
         n->setAttr(Attribute::makeInt(std::string(attr), static_cast<int64_t>(dst())));
         changed = true;
       }
