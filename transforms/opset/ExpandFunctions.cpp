@@ -98,25 +98,28 @@ TensorPtr typedTensor(DataType t, std::vector<int64_t> dims, const std::vector<d
 /// A copyable attribute description (Attribute itself is move-only, and
 /// brace lists copy).
 struct Attr {
-  enum Kind { Int, Ints, Float, String } kind;
+  enum Kind { Int, Ints, Float, String, TensorValue } kind;
   std::string name;
   int64_t i = 0;
   std::vector<int64_t> is;
   float f = 0;
   std::string s;
+  TensorPtr t;
   Attribute make() const {
     switch (kind) {
     case Int: return Attribute::makeInt(name, i);
     case Ints: return Attribute::makeInts(name, is);
     case Float: return Attribute::makeFloat(name, f);
+    case TensorValue: return Attribute::makeTensor(name, t);
     case String: break;
     }
     return Attribute::makeString(name, s);
   }
 };
-Attr aInt(std::string name, int64_t v) { return Attr{Attr::Int, std::move(name), v, {}, 0, {}}; }
-Attr aInts(std::string name, std::vector<int64_t> v) { return Attr{Attr::Ints, std::move(name), 0, std::move(v), 0, {}}; }
-Attr aFloat(std::string name, float v) { return Attr{Attr::Float, std::move(name), 0, {}, v, {}}; }
+Attr aInt(std::string name, int64_t v) { return Attr{Attr::Int, std::move(name), v, {}, 0, {}, {}}; }
+Attr aInts(std::string name, std::vector<int64_t> v) { return Attr{Attr::Ints, std::move(name), 0, std::move(v), 0, {}, {}}; }
+Attr aFloat(std::string name, float v) { return Attr{Attr::Float, std::move(name), 0, {}, v, {}, {}}; }
+Attr aTensor(std::string name, TensorPtr v) { return Attr{Attr::TensorValue, std::move(name), 0, {}, 0, {}, std::move(v)}; }
 
 /// Whether opset `opset` takes Squeeze/Unsqueeze/ReduceSum (`op`) axes as an
 /// input rather than an attribute.
@@ -411,6 +414,232 @@ std::string isInfExpanded(Node &node, StepContext &ctx) {
 }
 
 //===----------------------------------------------------------------------===//
+// Mod (opset 10), Round and CumSum (opset 11)
+//===----------------------------------------------------------------------===//
+
+bool isSignedInt(DataType t) {
+  return t == DataType::Int8 || t == DataType::Int16 || t == DataType::Int32 || t == DataType::Int64;
+}
+bool isNarrowInt(DataType t) {
+  return t == DataType::Int8 || t == DataType::Int16 || t == DataType::UInt8 || t == DataType::UInt16;
+}
+
+/// Mod-10 -> arithmetic (before 10).
+///   Integers (int8/16 and uint8/16 computed in int32, exactly): r = a -
+///   Div(a, b) * b (Div truncates); fmod = 0 (the sign of the divisor)
+///   then adds b where r and b have opposite signs:
+///     Before: y = Mod(a, b)
+///     After:  q = Div(a, b)
+///             r = Sub(a, Mul(q, b))
+///             c = Or(And(Less(r, 0), Greater(b, 0)), And(Greater(r, 0), Less(b, 0)))
+///             y = Where(c, Add(r, b), r)
+///   Floats (fmod = 1): r = a - b * trunc(a / b) in double (float and
+///   float16 are cast there and back; the product and difference of two
+///   floats are then exact up to a quotient of 2^28), trunc as Floor or
+///   Ceil by the sign, and a where b is infinite and a finite.
+std::string modExpanded(Node &node, StepContext &ctx) {
+  Body b(node, ctx);
+  Value *x = node.operand(0), *y = node.operand(1);
+  std::optional<DataType> t = knownElemType(x);
+  if (!t)
+    return "its input's element type is unknown";
+  bool fmod = node.attrInt("fmod", 0) != 0;
+  if (isFloatingPoint(*t)) {
+    if (!fmod)
+      return "fmod=0 on " + dataTypeName(*t) + " (the spec requires fmod=1 for floats)";
+    if (*t != DataType::Float && *t != DataType::Double && *t != DataType::Float16)
+      return "its element type " + dataTypeName(*t) + " has no Mod form at opset " + std::to_string(ctx.target);
+    DataType w = DataType::Double;
+    auto wide = [&](Value *v, std::string_view what) {
+      return *t == w ? v : b.op("Cast", {v}, what, {aInt("to", static_cast<int64_t>(w))});
+    };
+    Value *a = wide(x, "a"), *d = wide(y, "b");
+    Value *zero = b.scalar(w, 0, "zero");
+    Value *q = b.op("Div", {a, d}, "quotient");
+    Value *tq = b.op("Where", {b.op("Less", {q, zero}, "negative"), b.op("Ceil", {q}, "ceil"), b.op("Floor", {q}, "floor")},
+                     "trunc");
+    Value *r = b.op("Sub", {a, b.op("Mul", {d, tq}, "product")}, "remainder");
+    Value *big = b.scalar(w, largestFinite(w), "largest");
+    Value *infB = b.op("Greater", {b.op("Abs", {d}, "abs_b"), big}, "b_inf");
+    Value *finA = b.op("Not", {b.op("Greater", {b.op("Abs", {a}, "abs_a"), big}, "a_inf")}, "a_finite");
+    Value *keep = b.op("And", {infB, finA}, "keep_a");
+    if (*t == w) {
+      b.finish("Where", {keep, a, r});
+    } else {
+      Value *res = b.op("Where", {keep, a, r}, "result");
+      b.finish("Cast", {res}, {aInt("to", static_cast<int64_t>(*t))});
+    }
+    return "";
+  }
+  bool narrow = isNarrowInt(*t);
+  if (!narrow && *t != DataType::Int32 && *t != DataType::Int64 && *t != DataType::UInt32 && *t != DataType::UInt64)
+    return "its element type " + dataTypeName(*t) + " has no integer Mod form";
+  DataType w = narrow ? DataType::Int32 : *t;
+  Value *a = narrow ? b.op("Cast", {x}, "a", {aInt("to", static_cast<int64_t>(w))}) : x;
+  Value *d = narrow ? b.op("Cast", {y}, "b", {aInt("to", static_cast<int64_t>(w))}) : y;
+  Value *q = b.op("Div", {a, d}, "quotient");
+  bool fix = !fmod && isSignedInt(*t);
+  bool last = !fix && !narrow;
+  if (last) {
+    b.finish("Sub", {a, b.op("Mul", {q, d}, "product")});
+    return "";
+  }
+  Value *r = b.op("Sub", {a, b.op("Mul", {q, d}, "product")}, "remainder");
+  if (fix) {
+    Value *zero = b.scalar(w, 0, "zero");
+    Value *c1 = b.op("And", {b.op("Less", {r, zero}, "r_neg"), b.op("Greater", {d, zero}, "b_pos")}, "neg_pos");
+    Value *c2 = b.op("And", {b.op("Greater", {r, zero}, "r_pos"), b.op("Less", {d, zero}, "b_neg")}, "pos_neg");
+    Value *c = b.op("Or", {c1, c2}, "opposite");
+    Value *moved = b.op("Add", {r, d}, "moved");
+    if (!narrow) {
+      b.finish("Where", {c, moved, r});
+      return "";
+    }
+    r = b.op("Where", {c, moved, r}, "floored");
+  }
+  b.finish("Cast", {r}, {aInt("to", static_cast<int64_t>(*t))});
+  return "";
+}
+
+/// Round-11 -> Floor and comparisons (before 11), half to even:
+///     Before: y = Round(x)
+///     After:  f = Floor(x)
+///             d = Sub(x, f)                       (exact)
+///             odd = Sub(f, Mul(2, Floor(Mul(f, 0.5))))
+///             u = Where(Greater(d, 0.5), 1, Where(Less(d, 0.5), 0, odd))
+///             y = Where(Greater(Abs(x), 2^23), x, Add(f, u))
+/// (the last Where keeps the values that are whole already, infinities
+/// included; 2^52 for double, 2^10 for float16.)
+std::string roundExpanded(Node &node, StepContext &ctx) {
+  Body b(node, ctx);
+  Value *x = node.operand(0);
+  std::optional<DataType> t = knownElemType(x);
+  if (!t || (*t != DataType::Float && *t != DataType::Double && *t != DataType::Float16))
+    return "its input's element type is " + typeName(t) + " (float, double or float16 expected)";
+  double whole = *t == DataType::Double ? 4503599627370496.0 : *t == DataType::Float ? 8388608.0 : 1024.0;
+  Value *f = b.op("Floor", {x}, "floor");
+  Value *d = b.op("Sub", {x, f}, "fraction");
+  Value *half = b.scalar(*t, 0.5, "half");
+  Value *two = b.scalar(*t, 2, "two");
+  Value *odd = b.op("Sub", {f, b.op("Mul", {two, b.op("Floor", {b.op("Mul", {f, half}, "halved")}, "halved_floor")}, "even")},
+                    "odd");
+  Value *inner = b.op("Where", {b.op("Less", {d, half}, "below"), b.scalar(*t, 0, "zero"), odd}, "tie");
+  Value *up = b.op("Where", {b.op("Greater", {d, half}, "above"), b.scalar(*t, 1, "one"), inner}, "up");
+  Value *rounded = b.op("Add", {f, up}, "rounded");
+  Value *isWhole = b.op("Greater", {b.op("Abs", {x}, "abs"), b.scalar(*t, whole, "whole")}, "is_whole");
+  b.finish("Where", {isWhole, x, rounded});
+  return "";
+}
+
+/// The CumSum of `x` along `axis` (static length len >= 1): the Adds in the
+/// reference's order; the Concat is made by the node itself when `finish`.
+Value *cumSumAlong(Body &b, Value *x, DataType t, int64_t axis, int64_t len, bool exclusive, bool reverse,
+                   bool finish) {
+  std::string at = "axis" + std::to_string(axis) + "_";
+  Value *axes = b.ints({axis}, at + "axes");
+  std::vector<Value *> slices(static_cast<size_t>(len));
+  for (int64_t i = 0; i < len; ++i)
+    slices[static_cast<size_t>(i)] =
+        b.op("Slice", {x, b.ints({i}, at + "start"), b.ints({i + 1}, at + "end"), axes}, at + "slice" + std::to_string(i));
+  std::vector<Value *> sums(static_cast<size_t>(len));
+  Value *acc = nullptr;
+  if (exclusive) {
+    Value *shapeOf = b.op("Shape", {slices[0]}, at + "slice_shape");
+    acc = b.op("ConstantOfShape", {shapeOf}, at + "zeros", {aTensor("value", typedTensor(t, {1}, {0}))});
+  }
+  for (int64_t k = 0; k < len; ++k) {
+    int64_t i = reverse ? len - 1 - k : k;
+    Value *si = slices[static_cast<size_t>(i)];
+    if (exclusive) {
+      sums[static_cast<size_t>(i)] = acc;
+      if (k + 1 < len)
+        acc = b.op("Add", {acc, si}, at + "sum" + std::to_string(i));
+    } else {
+      acc = acc ? b.op("Add", {acc, si}, at + "sum" + std::to_string(i)) : si;
+      sums[static_cast<size_t>(i)] = acc;
+    }
+  }
+  if (finish) {
+    b.finish("Concat", sums, {aInt("axis", axis)});
+    return nullptr;
+  }
+  return b.op("Concat", sums, at + "cumsum", {aInt("axis", axis)});
+}
+
+/// CumSum-11 -> a chain of Adds over the slices along the axis, then Concat
+/// (before 11), summed in the order of the reference (exact for integers,
+/// the same rounding for floats); needs the rank and a static length
+/// L <= 512 along the axis.
+///     Before: y = CumSum(x[2, 3], axis = 1)
+///     After:  s0 = Slice(x, [0], [1], [1]), s1 = ..., s2 = ...
+///             c1 = Add(s0, s1)
+///             c2 = Add(c1, s2)
+///             y = Concat<axis = 1>(s0, c1, c2)
+/// exclusive starts from zeros (ConstantOfShape of a slice's shape) and
+/// drops the last sum; reverse walks from the end. An axis that is not a
+/// constant (a rank-1 input has one axis only) is matched at run time:
+/// the sum along every axis (all dims static), chosen by Where(Equal(axis,
+/// a) or Equal(axis, a - rank)).
+std::string cumSumExpanded(Node &node, StepContext &ctx) {
+  Body b(node, ctx);
+  Value *x = node.operand(0), *axisIn = node.operand(1);
+  std::optional<Shape> s = knownShape(x);
+  std::optional<DataType> t = knownElemType(x);
+  if (!s || !t || s->empty())
+    return "its input's rank or element type is unknown";
+  int64_t r = static_cast<int64_t>(s->size());
+  std::optional<std::vector<int64_t>> axisValue = constantIntsOperand(node, 1);
+  std::vector<int64_t> candidates;
+  if (axisValue && axisValue->size() == 1) {
+    int64_t axis = (*axisValue)[0];
+    if (axis < -r || axis >= r)
+      return "its axis " + std::to_string(axis) + " is out of range";
+    candidates.push_back(axis < 0 ? axis + r : axis);
+  } else {
+    for (int64_t a = 0; a < r; ++a)
+      candidates.push_back(a);
+  }
+  std::optional<DataType> at = axisIn ? knownElemType(axisIn) : std::nullopt;
+  if (candidates.size() > 1 && !at)
+    return "its axis is not a constant and its element type is unknown";
+  for (int64_t a : candidates) {
+    const Dim &d = (*s)[static_cast<size_t>(a)];
+    if (!d.isValue())
+      return "its length along axis " + std::to_string(a) + " is not static" +
+             (candidates.size() > 1 ? " (its axis is not a constant: every axis is summed)" : "");
+    if (d.getValue() > 512)
+      return "its length along axis " + std::to_string(a) + " is " + std::to_string(d.getValue()) +
+             " (an unrolled sum is written up to 512)";
+  }
+  bool exclusive = node.attrInt("exclusive", 0) != 0, reverse = node.attrInt("reverse", 0) != 0;
+  if (std::any_of(candidates.begin(), candidates.end(), [&](int64_t a) { return (*s)[static_cast<size_t>(a)].getValue() == 0; })) {
+    b.finish("Identity", {x}); // empty: nothing to sum
+    return "";
+  }
+  if (candidates.size() == 1) {
+    cumSumAlong(b, x, *t, candidates[0], (*s)[static_cast<size_t>(candidates[0])].getValue(), exclusive, reverse, true);
+    return "";
+  }
+  std::vector<Value *> sums;
+  for (int64_t a : candidates)
+    sums.push_back(cumSumAlong(b, x, *t, a, (*s)[static_cast<size_t>(a)].getValue(), exclusive, reverse, false));
+  // Where(axis is 0, sum0, Where(axis is 1, sum1, ... sum(r-1))).
+  Value *chosen = sums.back();
+  for (int64_t a = r - 2; a >= 0; --a) {
+    std::string n = "is_axis" + std::to_string(a);
+    Value *c = b.op("Or", {b.op("Equal", {axisIn, b.scalar(*at, static_cast<double>(a), n + "_pos")}, n + "_p"),
+                           b.op("Equal", {axisIn, b.scalar(*at, static_cast<double>(a - r), n + "_neg")}, n + "_n")},
+                    n);
+    if (a == 0) {
+      b.finish("Where", {c, sums[0], chosen});
+      return "";
+    }
+    chosen = b.op("Where", {c, sums[static_cast<size_t>(a)], chosen}, "along" + std::to_string(a));
+  }
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
 // GatherElements (opset 11)
 //===----------------------------------------------------------------------===//
 
@@ -498,6 +727,9 @@ void registerFunctionExpansions(AdapterRegistry &r) {
   r.add("GatherElements", 11, Direction::Down, gatherElementsExpanded);
   r.add("ThresholdedRelu", 10, Direction::Down, thresholdedReluExpanded);
   r.add("IsInf", 10, Direction::Down, isInfExpanded);
+  r.add("Mod", 10, Direction::Down, modExpanded);
+  r.add("Round", 11, Direction::Down, roundExpanded);
+  r.add("CumSum", 11, Direction::Down, cumSumExpanded);
   for (const char *op : {"SequenceConstruct", "SequenceEmpty", "SequenceAt", "SequenceInsert", "SequenceErase",
                          "SequenceLength", "SplitToSequence", "ConcatFromSequence"})
     r.add(op, 11, Direction::Down, needsSequenceTypes);
