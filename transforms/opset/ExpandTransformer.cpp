@@ -451,24 +451,23 @@ std::string rotary23(Node &node, StepContext &ctx) {
   }
   Value *re = w.v("Sub", {w.v("Mul", {cosA, x1}, "cos_x1"), w.v("Mul", {sinA, x2}, "sin_x2")}, "real");
   Value *im = w.v("Add", {w.v("Mul", {sinA, x1}, "sin_x1"), w.v("Mul", {cosA, x2}, "cos_x2")}, "imag");
-  std::vector<Value *> parts;
+  std::vector<Value *> parts{re, im};
   if (interleaved) {
     Value *joined = w.vi("Concat", {re, im}, "pairs_rotated", "axis", 4);
-    parts.push_back(w.reshape(joined, {0, 0, 0, r}, "rotated"));
-  } else {
-    parts = {re, im};
+    if (!partial) {
+      w.become("Reshape", {joined, w.ints(is3d ? std::vector<int64_t>{0, 0, -1} : std::vector<int64_t>{0, 0, 0, r},
+                                          "merged_shape")});
+      return "";
+    }
+    parts = {w.reshape(joined, {0, 0, 0, r}, "rotated")};
   }
   if (partial)
     parts.push_back(w.slice(xin, r, std::numeric_limits<int64_t>::max(), 3, 1, "kept_part"));
-  if (!is3d && parts.size() == 1) {
-    w.become("Identity", parts);
-    return "";
-  }
   if (!is3d) {
     w.become("Concat", parts).setAttr(Attribute::makeInt("axis", 3));
     return "";
   }
-  Value *y4 = parts.size() == 1 ? parts[0] : w.vi("Concat", parts, "rotated_4d", "axis", 3);
+  Value *y4 = w.vi("Concat", parts, "rotated_4d", "axis", 3);
   w.become("Reshape", {y4, w.ints({0, 0, -1}, "merged_shape")});
   return "";
 }
