@@ -46,6 +46,7 @@
 #include "transforms/ValueUtils.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -625,10 +626,11 @@ std::string cumSumExpanded(Node &node, StepContext &ctx) {
     sums.push_back(cumSumAlong(b, x, *t, a, (*s)[static_cast<size_t>(a)].getValue(), exclusive, reverse, false));
   // Where(axis is 0, sum0, Where(axis is 1, sum1, ... sum(r-1))).
   Value *chosen = sums.back();
+  DataType axisType = at.value_or(DataType::Int64);
   for (int64_t a = r - 2; a >= 0; --a) {
     std::string n = "is_axis" + std::to_string(a);
-    Value *c = b.op("Or", {b.op("Equal", {axisIn, b.scalar(*at, static_cast<double>(a), n + "_pos")}, n + "_p"),
-                           b.op("Equal", {axisIn, b.scalar(*at, static_cast<double>(a - r), n + "_neg")}, n + "_n")},
+    Value *c = b.op("Or", {b.op("Equal", {axisIn, b.scalar(axisType, static_cast<double>(a), n + "_pos")}, n + "_p"),
+                           b.op("Equal", {axisIn, b.scalar(axisType, static_cast<double>(a - r), n + "_neg")}, n + "_n")},
                     n);
     if (a == 0) {
       b.finish("Where", {c, sums[0], chosen});
@@ -712,6 +714,650 @@ std::string gatherElementsExpanded(Node &node, StepContext &ctx) {
 }
 
 //===----------------------------------------------------------------------===//
+// Einsum (opset 12)
+//===----------------------------------------------------------------------===//
+
+/// One Einsum operand while it is rewritten: its value and the label of
+/// each axis (letters by their code, ellipsis dims 1000 + position among
+/// the broadcast dims, right-aligned).
+struct EinsumTerm {
+  Value *v;
+  std::vector<int> labels;
+  std::vector<int64_t> dims; // -1: not static
+};
+
+/// Given an equation, the operands' ranks, Execute: fills the terms'
+/// labels and the output's, Result: "" or why the equation is malformed.
+std::string parseEinsum(std::string eq, const std::vector<int64_t> &ranks, std::vector<std::vector<int>> &terms,
+                        std::vector<int> &out) {
+  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> parts;
+  for (size_t at = 0;;) {
+    size_t comma = lhs.find(',', at);
+    parts.push_back(lhs.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos)
+      break;
+    at = comma + 1;
+  }
+  if (parts.size() != ranks.size())
+    return "its equation has " + std::to_string(parts.size()) + " terms for " + std::to_string(ranks.size()) +
+           " inputs";
+  // The number of broadcast (ellipsis) dims of each term, and their max.
+  std::vector<int64_t> ell(parts.size(), 0);
+  int64_t maxEll = 0;
+  auto letters = [](const std::string &t) {
+    int64_t n = 0;
+    for (char c : t)
+      n += std::isalpha(static_cast<unsigned char>(c)) ? 1 : 0;
+    return n;
+  };
+  for (size_t i = 0; i < parts.size(); ++i) {
+    size_t e = parts[i].find("...");
+    int64_t l = letters(parts[i]);
+    if (e == std::string::npos) {
+      if (l != ranks[i])
+        return "its term '" + parts[i] + "' has " + std::to_string(l) + " letters for an input of rank " +
+               std::to_string(ranks[i]);
+      continue;
+    }
+    if (l > ranks[i])
+      return "its term '" + parts[i] + "' has more letters than its input's rank " + std::to_string(ranks[i]);
+    ell[i] = ranks[i] - l;
+    maxEll = std::max(maxEll, ell[i]);
+  }
+  std::map<int, int> count;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::vector<int> labels;
+    for (size_t k = 0; k < parts[i].size(); ++k) {
+      char c = parts[i][k];
+      if (c == '.') {
+        if (parts[i].compare(k, 3, "...") != 0)
+          return "its term '" + parts[i] + "' has a stray '.'";
+        for (int64_t j = 0; j < ell[i]; ++j)
+          labels.push_back(1000 + static_cast<int>(maxEll - ell[i] + j));
+        k += 2;
+      } else if (std::isalpha(static_cast<unsigned char>(c))) {
+        labels.push_back(c);
+      } else {
+        return std::string("its equation has the character '") + c + "'";
+      }
+    }
+    for (int l : labels)
+      ++count[l];
+    terms.push_back(std::move(labels));
+  }
+  if (arrow == std::string::npos) {
+    for (int64_t j = 0; j < maxEll; ++j)
+      out.push_back(1000 + static_cast<int>(j));
+    for (const auto &[l, n] : count) // letters by code: the alphabetical order
+      if (l < 1000 && n == 1)
+        out.push_back(l);
+    return "";
+  }
+  std::string rhs = eq.substr(arrow + 2);
+  for (size_t k = 0; k < rhs.size(); ++k) {
+    char c = rhs[k];
+    if (c == '.' && rhs.compare(k, 3, "...") == 0) {
+      for (int64_t j = 0; j < maxEll; ++j)
+        out.push_back(1000 + static_cast<int>(j));
+      k += 2;
+    } else if (std::isalpha(static_cast<unsigned char>(c))) {
+      if (!count.count(c))
+        return std::string("its output letter '") + c + "' is in no input";
+      out.push_back(c);
+    } else {
+      return std::string("its output has the character '") + c + "'";
+    }
+  }
+  return "";
+}
+
+/// Einsum-12 -> Transpose, Gather (diagonals), ReduceSum, MatMul or Mul
+/// (before 12), for a constant equation and inputs of known ranks:
+///   1. a letter repeated in a term takes the diagonal: both axes moved
+///      last, merged by Reshape (their dim static) and Gather at i*(n+1);
+///   2. a letter in one term only and not in the output is summed there;
+///   3. two terms with static dims, equal batch dims and a summed letter:
+///      Transpose to [batch, left, sum] and [batch, sum, right], Reshape to
+///      3-D, MatMul, Reshape and Transpose to the output;
+///   4. otherwise every term is moved to one letter order (the output's,
+///      then the summed ones) by Transpose and Unsqueeze, multiplied, and
+///      the summed letters reduced.
+///     Before: y = Einsum<equation = "bij,bjk->bik">(a[2, 3, 4], c[2, 4, 5])
+///     After:  a3 = Reshape(a, [2, 3, 4]), c3 = Reshape(c, [2, 4, 5])
+///             m = MatMul(a3, c3)
+///             y = Reshape(m, [2, 3, 5])
+/// (Reshapes and Transposes that change nothing are left out.)
+std::string einsumExpanded(Node &node, StepContext &ctx) {
+  Body b(node, ctx);
+  std::vector<EinsumTerm> terms;
+  std::vector<int64_t> ranks;
+  std::optional<DataType> et;
+  for (Value *v : node.operands()) {
+    std::optional<Shape> s = v ? knownShape(v) : std::nullopt;
+    if (!s)
+      return "the rank of its input '" + (v ? v->name() : std::string()) + "' is unknown";
+    EinsumTerm t{v, {}, {}};
+    for (const Dim &d : *s)
+      t.dims.push_back(d.isValue() ? d.getValue() : -1);
+    ranks.push_back(static_cast<int64_t>(s->size()));
+    terms.push_back(std::move(t));
+    if (!et)
+      et = knownElemType(v);
+  }
+  if (terms.empty())
+    return "it has no inputs";
+  std::vector<std::vector<int>> labels;
+  std::vector<int> out;
+  if (std::string why = parseEinsum(node.attrString("equation", ""), ranks, labels, out); !why.empty())
+    return why;
+  for (size_t i = 0; i < terms.size(); ++i)
+    terms[i].labels = labels[i];
+  std::string pending; // the last op is written by the node: see `emit`
+  int step = 0;
+  auto name = [&](std::string_view what) { return std::string(what) + std::to_string(step++); };
+
+  // 1. Diagonals.
+  for (EinsumTerm &t : terms) {
+    for (bool found = true; found;) {
+      found = false;
+      for (size_t p = 0; p < t.labels.size() && !found; ++p)
+        for (size_t q = p + 1; q < t.labels.size() && !found; ++q) {
+          if (t.labels[p] != t.labels[q])
+            continue;
+          found = true;
+          int64_t n = t.dims[p];
+          if (n < 0 || t.dims[q] != n)
+            return "a repeated letter's dims are not static and equal (its diagonal is taken by Gather)";
+          std::vector<int64_t> perm;
+          std::vector<int> nl;
+          std::vector<int64_t> nd;
+          for (size_t k = 0; k < t.labels.size(); ++k)
+            if (k != p && k != q) {
+              perm.push_back(static_cast<int64_t>(k));
+              nl.push_back(t.labels[k]);
+              nd.push_back(t.dims[k]);
+            }
+          perm.push_back(static_cast<int64_t>(p));
+          perm.push_back(static_cast<int64_t>(q));
+          Value *moved = t.v;
+          bool identity = true;
+          for (size_t k = 0; k < perm.size(); ++k)
+            identity = identity && perm[k] == static_cast<int64_t>(k);
+          if (!identity)
+            moved = b.op("Transpose", {t.v}, name("diag_moved"), {aInts("perm", perm)});
+          std::vector<int64_t> shape(nl.size(), 0);
+          shape.push_back(n * n);
+          Value *merged = b.op("Reshape", {moved, b.ints(shape, name("diag_shape"))}, name("diag_merged"));
+          std::vector<int64_t> at;
+          for (int64_t i = 0; i < n; ++i)
+            at.push_back(i * (n + 1));
+          t.v = b.op("Gather", {merged, b.ints(at, name("diag_at"))}, name("diag"),
+                     {aInt("axis", static_cast<int64_t>(nl.size()))});
+          nl.push_back(t.labels[p]);
+          nd.push_back(n);
+          t.labels = nl;
+          t.dims = nd;
+        }
+    }
+  }
+  // 2. Letters only one term has and the output lacks are summed there.
+  std::map<int, int> termsWith;
+  for (const EinsumTerm &t : terms)
+    for (int l : t.labels)
+      ++termsWith[l];
+  std::set<int> outSet(out.begin(), out.end());
+  for (EinsumTerm &t : terms) {
+    std::vector<int64_t> axes;
+    std::vector<int> nl;
+    std::vector<int64_t> nd;
+    for (size_t k = 0; k < t.labels.size(); ++k) {
+      if (termsWith[t.labels[k]] == 1 && !outSet.count(t.labels[k]))
+        axes.push_back(static_cast<int64_t>(k));
+      else {
+        nl.push_back(t.labels[k]);
+        nd.push_back(t.dims[k]);
+      }
+    }
+    if (axes.empty())
+      continue;
+    t.v = b.axesOp("ReduceSum", t.v, axes, name("summed"), {aInt("keepdims", 0)});
+    t.labels = nl;
+    t.dims = nd;
+  }
+  // The ops after this point may be the last: the node becomes that one.
+  struct Op {
+    std::string type;
+    std::vector<Value *> in;
+    std::vector<Attr> attrs;
+    std::vector<int64_t> axes; // for ReduceSum
+  };
+  std::vector<Op> chain; // written lazily so that the last becomes the node
+  Value *cur = nullptr;
+  auto flush = [&](bool last) {
+    // Writes every op of `chain` but (when `last`) the final one.
+    for (size_t i = 0; i < chain.size(); ++i) {
+      Op &o = chain[i];
+      for (Value *&in : o.in)
+        if (!in)
+          in = cur;
+      if (last && i + 1 == chain.size()) {
+        if (!o.axes.empty())
+          b.finishAxes(o.type, o.in[0], o.axes, o.attrs);
+        else
+          b.finish(o.type, o.in, o.attrs);
+      } else if (!o.axes.empty()) {
+        cur = b.axesOp(o.type, o.in[0], o.axes, name("einsum"), o.attrs);
+      } else {
+        cur = b.op(o.type, o.in, name("einsum"), o.attrs);
+      }
+    }
+    chain.clear();
+  };
+  auto isIdentity = [](const std::vector<int64_t> &perm) {
+    for (size_t k = 0; k < perm.size(); ++k)
+      if (perm[k] != static_cast<int64_t>(k))
+        return false;
+    return true;
+  };
+  auto product = [](const std::vector<int64_t> &d) {
+    int64_t p = 1;
+    for (int64_t x : d)
+      p *= x;
+    return p;
+  };
+
+  // 3. Two terms, static dims: MatMul.
+  if (terms.size() == 2) {
+    EinsumTerm &A = terms[0], &B = terms[1];
+    std::set<int> inA(A.labels.begin(), A.labels.end()), inB(B.labels.begin(), B.labels.end());
+    std::vector<int> batch, left, right, sum;
+    std::map<int, int64_t> dimOf;
+    bool staticDims = true, equalBatch = true;
+    for (size_t k = 0; k < A.labels.size(); ++k)
+      dimOf[A.labels[k]] = A.dims[k];
+    for (size_t k = 0; k < B.labels.size(); ++k) {
+      int l = B.labels[k];
+      if (dimOf.count(l) && dimOf[l] != B.dims[k])
+        equalBatch = false;
+      dimOf[l] = B.dims[k];
+    }
+    for (const auto &[l, d] : dimOf)
+      staticDims = staticDims && d >= 0;
+    for (int l : out) {
+      if (inA.count(l) && inB.count(l))
+        batch.push_back(l);
+      else if (inA.count(l))
+        left.push_back(l);
+      else
+        right.push_back(l);
+    }
+    for (int l : A.labels)
+      if (inB.count(l) && !outSet.count(l))
+        sum.push_back(l);
+    if (staticDims && equalBatch && !sum.empty()) {
+      auto permTo = [](const EinsumTerm &t, const std::vector<std::vector<int>> &groups) {
+        std::vector<int64_t> perm;
+        for (const auto &g : groups)
+          for (int l : g)
+            perm.push_back(std::find(t.labels.begin(), t.labels.end(), l) - t.labels.begin());
+        return perm;
+      };
+      auto dimsOf = [&](const std::vector<int> &g) {
+        std::vector<int64_t> d;
+        for (int l : g)
+          d.push_back(dimOf[l]);
+        return d;
+      };
+      int64_t pb = product(dimsOf(batch)), pl = product(dimsOf(left)), pr = product(dimsOf(right)),
+              pk = product(dimsOf(sum));
+      auto side = [&](EinsumTerm &t, const std::vector<std::vector<int>> &groups, std::vector<int64_t> shape3) {
+        std::vector<int64_t> perm = permTo(t, groups);
+        Value *v = t.v;
+        if (!isIdentity(perm))
+          v = b.op("Transpose", {v}, name("operand"), {aInts("perm", perm)});
+        return b.op("Reshape", {v, b.ints(shape3, name("shape3"))}, name("operand3"));
+      };
+      Value *a3 = side(A, {batch, left, sum}, {pb, pl, pk});
+      Value *b3 = side(B, {batch, sum, right}, {pb, pk, pr});
+      cur = b.op("MatMul", {a3, b3}, name("matmul"));
+      std::vector<int> got = batch;
+      got.insert(got.end(), left.begin(), left.end());
+      got.insert(got.end(), right.begin(), right.end());
+      std::vector<int64_t> full;
+      for (int l : got)
+        full.push_back(dimOf[l]);
+      chain.push_back({"Reshape", {nullptr, b.ints(full, name("out_shape"))}, {}, {}});
+      std::vector<int64_t> perm;
+      for (int l : out)
+        perm.push_back(std::find(got.begin(), got.end(), l) - got.begin());
+      if (!isIdentity(perm))
+        chain.push_back({"Transpose", {nullptr}, {aInts("perm", perm)}, {}});
+      flush(true);
+      return "";
+    }
+  }
+
+  // 4. One letter order; Mul; ReduceSum.
+  std::vector<int> order = out;
+  for (const EinsumTerm &t : terms)
+    for (int l : t.labels)
+      if (std::find(order.begin(), order.end(), l) == order.end())
+        order.push_back(l);
+  for (size_t i = 0; i < terms.size(); ++i) {
+    EinsumTerm &t = terms[i];
+    std::vector<int64_t> perm, missing;
+    for (size_t k = 0; k < order.size(); ++k) {
+      auto it = std::find(t.labels.begin(), t.labels.end(), order[k]);
+      if (it == t.labels.end())
+        missing.push_back(static_cast<int64_t>(k));
+      else
+        perm.push_back(it - t.labels.begin());
+    }
+    if (i > 0) { // the product so far is complete: written now
+      flush(false);
+      chain.push_back({"Mul", {cur, nullptr}, {}, {}});
+    }
+    Value *v = t.v;
+    if (!isIdentity(perm))
+      v = b.op("Transpose", {v}, name("ordered"), {aInts("perm", perm)});
+    if (!missing.empty())
+      v = b.axesOp("Unsqueeze", v, missing, name("aligned"));
+    if (i == 0)
+      cur = v;
+    else
+      chain.back().in[1] = v;
+  }
+  std::vector<int64_t> reduce;
+  for (size_t k = out.size(); k < order.size(); ++k)
+    reduce.push_back(static_cast<int64_t>(k));
+  if (!reduce.empty())
+    chain.push_back({"ReduceSum", {nullptr}, {aInt("keepdims", 0)}, reduce});
+  if (chain.empty())
+    chain.push_back({"Identity", {nullptr}, {}, {}});
+  flush(true);
+  (void)et;
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Signal ops (opset 17) and Bernoulli (opset 15)
+//===----------------------------------------------------------------------===//
+
+/// The window functions' coefficients: a0 - a1 cos(x) + a2 cos(2x).
+struct WindowCoefficients {
+  float a0, a1, a2;
+};
+WindowCoefficients windowOf(std::string_view op) {
+  if (op == "HannWindow")
+    return {0.5f, 0.5f, 0.0f};
+  if (op == "HammingWindow")
+    return {25.0f / 46.0f, 1.0f - 25.0f / 46.0f, 0.0f};
+  return {0.42f, 0.5f, 0.08f}; // BlackmanWindow
+}
+
+/// HannWindow-17, HammingWindow-17, BlackmanWindow-17 -> their bodies (before
+/// 17), in float then cast to output_datatype:
+///     Before: y = HannWindow<periodic = 1>(size)
+///     After:  n = Cast<to = 1>(size)
+///             i = Range(0.0, n, 1.0)
+///             x = Mul(i, Div(6.2831853, n))        (n - 1: periodic = 0)
+///             y = Sub(0.5, Mul(0.5, Cos(x)))       (Blackman: + 0.08 cos(2x))
+/// A constant size gives the constant those ops compute (in float).
+std::string windowExpanded(Node &node, StepContext &ctx) {
+  Body b(node, ctx);
+  Value *size = node.operand(0);
+  WindowCoefficients w = windowOf(node.opType());
+  bool periodic = node.attrInt("periodic", 1) != 0;
+  DataType outType = static_cast<DataType>(node.attrInt("output_datatype", 1));
+  if (!typedTensor(outType, {}, {0}))
+    return "its output_datatype " + dataTypeName(outType) + " is not a numeric type";
+  const float tau = 6.2831853f;
+  if (std::optional<std::vector<int64_t>> n = constantIntsOperand(node, 0); n && n->size() == 1) {
+    int64_t count = (*n)[0];
+    if (count < 0 || count > (int64_t{1} << 24))
+      return "its size " + std::to_string(count) + " is out of range";
+    float sizeFp = static_cast<float>(count) - (periodic ? 0.0f : 1.0f);
+    float inc = tau / sizeFp;
+    std::vector<double> values(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) {
+      float x = static_cast<float>(i) * inc;
+      float v = w.a0 - w.a1 * std::cos(x);
+      if (w.a2 != 0.0f)
+        v = v + w.a2 * std::cos(x * 2.0f);
+      values[static_cast<size_t>(i)] = v;
+    }
+    b.finish("Constant", {}, {aTensor("value", typedTensor(outType, {count}, values))});
+    return "";
+  }
+  DataType f = DataType::Float;
+  Value *n = b.op("Cast", {size}, "size_fp", {aInt("to", static_cast<int64_t>(f))});
+  Value *span = periodic ? n : b.op("Sub", {n, b.scalar(f, 1, "one")}, "symmetric_size");
+  Value *inc = b.op("Div", {b.scalar(f, tau, "tau"), span}, "increment");
+  Value *i = b.op("Range", {b.scalar(f, 0, "start"), n, b.scalar(f, 1, "delta")}, "range");
+  Value *x = b.op("Mul", {i, inc}, "angle");
+  Value *a1cos = b.op("Mul", {b.scalar(f, w.a1, "a1"), b.op("Cos", {x}, "cos")}, "a1_cos");
+  bool cast = outType != f;
+  auto last = [&](std::string type, const std::vector<Value *> &in, std::string_view what) {
+    if (!cast) {
+      b.finish(std::move(type), in);
+      return;
+    }
+    Value *v = b.op(std::move(type), in, what);
+    b.finish("Cast", {v}, {aInt("to", static_cast<int64_t>(outType))});
+  };
+  if (w.a2 == 0.0f) {
+    last("Sub", {b.scalar(f, w.a0, "a0"), a1cos}, "window");
+    return "";
+  }
+  Value *t0 = b.op("Sub", {b.scalar(f, w.a0, "a0"), a1cos}, "partial");
+  Value *x2 = b.op("Mul", {x, b.scalar(f, 2, "two")}, "angle2");
+  Value *a2cos = b.op("Mul", {b.scalar(f, w.a2, "a2"), b.op("Cos", {x2}, "cos2")}, "a2_cos");
+  last("Add", {t0, a2cos}, "window");
+  return "";
+}
+
+/// Writes the DFT of `x` (rank r, its last dim the c = 1 or 2 components)
+/// along `axis` (static length len) with n points and turns the node into
+/// its last op: the components and the axis are moved last, merged,
+/// multiplied by the constant [c * len, 2K] matrix of cos/sin (rows past n
+/// zero: truncation; n past len: zero padding; 1/n for the inverse), split
+/// into [2, K] and moved back.
+std::string dftBody(Body &b, Value *x, DataType et, int64_t r, int64_t axis, int64_t c, int64_t len, int64_t n,
+                    bool inverse, bool onesided) {
+  if (et != DataType::Float && et != DataType::Double && et != DataType::Float16)
+    return "its input's element type is " + dataTypeName(et) + " (float, double or float16 expected)";
+  if (n <= 0 || len <= 0)
+    return "its signal or DFT length is 0";
+  if (len * n > (int64_t{1} << 24))
+    return "its DFT matrix would have " + std::to_string(len * n) + " entries (too many for a constant)";
+  int64_t bins = onesided ? n / 2 + 1 : n;
+  std::vector<double> m(static_cast<size_t>(c * len * 2 * bins), 0.0);
+  double sign = inverse ? 1.0 : -1.0, scale = inverse ? 1.0 / static_cast<double>(n) : 1.0;
+  const double pi = 3.14159265358979323846;
+  for (int64_t t = 0; t < std::min(len, n); ++t)
+    for (int64_t k = 0; k < bins; ++k) {
+      double theta = 2.0 * pi * static_cast<double>((k * t) % n) / static_cast<double>(n);
+      double cs = std::cos(theta) * scale, sn = std::sin(theta) * scale;
+      auto at = [&](int64_t row, int64_t col) -> double & {
+        return m[static_cast<size_t>(row * 2 * bins + col)];
+      };
+      at(t, k) = cs;                // Re += xr cos
+      at(t, bins + k) = sign * sn;  // Im += s xr sin
+      if (c == 2) {
+        at(len + t, k) = -sign * sn; // Re -= s xi sin
+        at(len + t, bins + k) = cs;  // Im += xi cos
+      }
+    }
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < r; ++d)
+    if (d != axis && d != r - 1)
+      perm.push_back(d);
+  perm.push_back(r - 1);
+  perm.push_back(axis);
+  std::vector<int64_t> back(static_cast<size_t>(r));
+  for (int64_t j = 0; j < r; ++j)
+    back[static_cast<size_t>(perm[static_cast<size_t>(j)])] = j;
+  Value *moved = b.op("Transpose", {x}, "signal_last", {aInts("perm", perm)});
+  std::vector<int64_t> flat(static_cast<size_t>(r - 2), 0);
+  flat.push_back(c * len);
+  Value *merged = b.op("Reshape", {moved, b.ints(flat, "merged_shape")}, "merged");
+  Value *mat = b.constant(et, {c * len, 2 * bins}, m, "dft_matrix");
+  Value *prod = b.op("MatMul", {merged, mat}, "spectrum");
+  std::vector<int64_t> split(static_cast<size_t>(r - 2), 0);
+  split.push_back(2);
+  split.push_back(bins);
+  Value *parts = b.op("Reshape", {prod, b.ints(split, "split_shape")}, "parts");
+  b.finish("Transpose", {parts}, {aInts("perm", back)});
+  return "";
+}
+
+/// DFT-17 -> MatMul with a constant cos/sin matrix (before 17; see
+/// dftBody), for a known rank, a static signal length on the axis and
+/// component dim, and a constant dft_length:
+///     Before: y = DFT<axis = 1>(x[1, 10, 10, 1])
+///     After:  t = Transpose<perm = [0, 2, 3, 1]>(x)
+///             f = Reshape(t, [0, 0, 10])
+///             s = MatMul(f, M[10, 20])
+///             p = Reshape(s, [0, 0, 2, 10])
+///             y = Transpose<perm = [0, 3, 1, 2]>(p)
+std::string dftExpanded(Node &node, StepContext &ctx) {
+  Body b(node, ctx);
+  Value *x = node.operand(0);
+  std::optional<Shape> s = knownShape(x);
+  std::optional<DataType> et = knownElemType(x);
+  if (!s || !et || s->size() < 3)
+    return "its input's rank (at least 3) or element type is unknown";
+  int64_t r = static_cast<int64_t>(s->size());
+  int64_t axis = node.attrInt("axis", 1);
+  if (axis < 0)
+    axis += r;
+  if (axis < 1 || axis > r - 2)
+    return "its axis " + std::to_string(node.attrInt("axis", 1)) + " is not a signal axis";
+  const Dim &cd = s->back(), &ld = (*s)[static_cast<size_t>(axis)];
+  if (!cd.isValue() || (cd.getValue() != 1 && cd.getValue() != 2))
+    return "its input's last dim is not known to be 1 or 2";
+  if (!ld.isValue())
+    return "its signal length on axis " + std::to_string(axis) + " is not static (the DFT matrix needs it)";
+  int64_t n = ld.getValue();
+  if (node.operand(1)) {
+    std::optional<std::vector<int64_t>> dl = constantIntsOperand(node, 1);
+    if (!dl || dl->size() != 1)
+      return "its dft_length is not a constant (the DFT matrix needs it)";
+    n = (*dl)[0];
+  }
+  bool inverse = node.attrInt("inverse", 0) != 0, onesided = node.attrInt("onesided", 0) != 0;
+  if (onesided && (inverse || cd.getValue() == 2))
+    return "onesided is set with an inverse or complex input";
+  return dftBody(b, x, *et, r, axis, cd.getValue(), ld.getValue(), n, inverse, onesided);
+}
+
+/// STFT-17 -> Gather of the frames, the window, and the DFT matrix (before
+/// 17), for a static signal length, a static frame length (a constant
+/// frame_length or the window's dim) and a scalar frame_step (the frame
+/// starts are a constant when it is one, else Range(0, frames) * step):
+///     Before: y = STFT(x[1, 128, 1], step, window[16])
+///     After:  f = 1 + (128 - 16) / step
+///             i = Add(Unsqueeze(Mul(Range(0, f, 1), step), [1]), [0, ..., 15])
+///             g = Gather<axis = 1>(x, i)
+///             w = Mul(g, Reshape(window, [16, 1]))
+///             ... the DFT body of w on axis 2 ...
+std::string stftExpanded(Node &node, StepContext &ctx) {
+  Body b(node, ctx);
+  Value *x = node.operand(0), *step = node.operand(1), *window = node.operand(2);
+  std::optional<Shape> s = knownShape(x);
+  std::optional<DataType> et = knownElemType(x);
+  if (!s || !et || s->size() != 3)
+    return "its signal's rank (3) or element type is unknown";
+  const Dim &ld = (*s)[1], &cd = (*s)[2];
+  if (!ld.isValue() || !cd.isValue() || (cd.getValue() != 1 && cd.getValue() != 2))
+    return "its signal's length or component dim is not static";
+  int64_t len = ld.getValue(), c = cd.getValue();
+  int64_t frameLen = -1;
+  if (node.operand(3)) {
+    std::optional<std::vector<int64_t>> fl = constantIntsOperand(node, 3);
+    if (!fl || fl->size() != 1)
+      return "its frame_length is not a constant (the DFT matrix needs it)";
+    frameLen = (*fl)[0];
+  }
+  if (window) {
+    std::optional<std::vector<int64_t>> wd = staticDims(window);
+    if (!wd || wd->size() != 1)
+      return "its window's length is not static";
+    if (frameLen >= 0 && frameLen != (*wd)[0])
+      return "its frame_length and window length differ";
+    frameLen = (*wd)[0];
+  }
+  if (frameLen < 0)
+    return "it has neither frame_length nor window";
+  if (frameLen <= 0 || frameLen > len)
+    return "its frame length " + std::to_string(frameLen) + " does not fit the signal";
+  bool onesided = node.attrInt("onesided", 1) != 0;
+  if (onesided && c == 2)
+    return "onesided is set with a complex signal";
+  std::vector<int64_t> offsets(static_cast<size_t>(frameLen));
+  std::iota(offsets.begin(), offsets.end(), 0);
+  Value *idx = nullptr;
+  if (std::optional<std::vector<int64_t>> st = constantIntsOperand(node, 1); st && st->size() == 1) {
+    int64_t fs = (*st)[0];
+    if (fs <= 0)
+      return "its frame_step " + std::to_string(fs) + " is not positive";
+    int64_t frames = 1 + (len - frameLen) / fs;
+    std::vector<int64_t> at;
+    for (int64_t f = 0; f < frames; ++f)
+      for (int64_t t = 0; t < frameLen; ++t)
+        at.push_back(f * fs + t);
+    idx = ctx.constantBefore(node, nodeBase(node, "frame_index"), Tensor::fromValues(DataType::Int64, {frames, frameLen}, at));
+  } else {
+    if (!step || rankOf(step) != 0)
+      return "its frame_step is not a known scalar";
+    Value *st64 = b.op("Cast", {step}, "step", {aInt("to", static_cast<int64_t>(DataType::Int64))});
+    Value *frames = b.op("Add", {b.op("Div", {b.ints({len - frameLen}, "span", true), st64}, "steps"), b.ints({1}, "one", true)},
+                         "frames");
+    Value *starts = b.op("Mul", {b.op("Range", {b.ints({0}, "zero", true), frames, b.ints({1}, "delta", true)}, "frame"), st64},
+                         "starts");
+    Value *col = b.axesOp("Unsqueeze", starts, {1}, "starts_col");
+    idx = b.op("Add", {col, b.ints(offsets, "offsets")}, "frame_index");
+  }
+  Value *frames = b.op("Gather", {x, idx}, "frames_gathered", {aInt("axis", 1)});
+  if (window)
+    frames = b.op("Mul", {frames, b.op("Reshape", {window, b.ints({frameLen, 1}, "window_shape")}, "window_col")}, "windowed");
+  return dftBody(b, frames, *et, 4, 2, c, frameLen, frameLen, false, onesided);
+}
+
+/// Bernoulli-15 -> its body (before 15); random, so only the shape, type
+/// and 0/1 values can be compared:
+///     Before: y = Bernoulli<dtype = 11>(p)
+///     After:  u = RandomUniformLike<low = 0.0, high = 1.0, dtype = p's type>(p)
+///             g = Greater(u, p)
+///             y = Cast<to = 11>(g)
+std::string bernoulliExpanded(Node &node, StepContext &ctx) {
+  Body b(node, ctx);
+  Value *p = node.operand(0);
+  std::optional<DataType> t = knownElemType(p);
+  if (!t)
+    return "its input's element type is unknown";
+  std::vector<Attr> attrs{aFloat("low", 0.0f), aFloat("high", 1.0f), aInt("dtype", static_cast<int64_t>(*t))};
+  if (const Attribute *seed = node.attr("seed"))
+    attrs.push_back(aFloat("seed", seed->f));
+  int64_t to = node.attrInt("dtype", static_cast<int64_t>(*t));
+  Value *u = b.op("RandomUniformLike", {p}, "uniform", attrs);
+  Value *g = b.op("Greater", {u, p}, "greater");
+  b.finish("Cast", {g}, {aInt("to", to)});
+  return "";
+}
+
+/// MelWeightMatrix-17: only constant inputs have a form (the matrix).
+std::string melExpanded(Node &node, StepContext &) {
+  for (size_t i = 0; i < 5; ++i)
+    if (!node.operand(i) || !constantTensor(node.operand(i)))
+      return "its input " + std::to_string(i) + " is not a constant (only a constant matrix is written)";
+  return "its inputs are constants: fold it first (the matrix is not written here)";
+}
+
+//===----------------------------------------------------------------------===//
 // Declines with a reason
 //===----------------------------------------------------------------------===//
 
@@ -724,12 +1370,19 @@ void registerFunctionExpansions(AdapterRegistry &r) {
   r.add("NegativeLogLikelihoodLoss", 12, Direction::Down, nllExpanded);
   r.add("SoftmaxCrossEntropyLoss", 12, Direction::Down, sceExpanded);
   r.add("Celu", 12, Direction::Down, celuExpanded);
+  r.add("Einsum", 12, Direction::Down, einsumExpanded);
   r.add("GatherElements", 11, Direction::Down, gatherElementsExpanded);
   r.add("ThresholdedRelu", 10, Direction::Down, thresholdedReluExpanded);
   r.add("IsInf", 10, Direction::Down, isInfExpanded);
   r.add("Mod", 10, Direction::Down, modExpanded);
   r.add("Round", 11, Direction::Down, roundExpanded);
   r.add("CumSum", 11, Direction::Down, cumSumExpanded);
+  for (const char *op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
+    r.add(op, 17, Direction::Down, windowExpanded);
+  r.add("DFT", 17, Direction::Down, dftExpanded);
+  r.add("STFT", 17, Direction::Down, stftExpanded);
+  r.add("MelWeightMatrix", 17, Direction::Down, melExpanded);
+  r.add("Bernoulli", 15, Direction::Down, bernoulliExpanded);
   for (const char *op : {"SequenceConstruct", "SequenceEmpty", "SequenceAt", "SequenceInsert", "SequenceErase",
                          "SequenceLength", "SplitToSequence", "ConcatFromSequence"})
     r.add(op, 11, Direction::Down, needsSequenceTypes);
