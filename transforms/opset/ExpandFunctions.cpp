@@ -13,14 +13,15 @@
 //     (12)                      (moved last by Reshape/Transpose), then the
 //                               NLL body; the log_prob output kept
 //   Celu (12)                   alpha * Elu(x / alpha)
-//   Einsum (12)                 per operand: diagonals (Gather on the
-//                               flattened pair), Transpose and Unsqueeze to
-//                               a common letter order; Mul; ReduceSum over
-//                               the summed letters (constant equation,
-//                               known ranks)
+//   Einsum (12)                 diagonals by Gather on the flattened
+//                               pair; two terms with static dims: Transpose,
+//                               Reshape, MatMul; else Transpose/Unsqueeze to
+//                               one letter order, Mul, ReduceSum (constant
+//                               equation, known ranks)
 //   GatherElements (11)         Gather on the flattened data at linear
 //                               indices (static shapes)
-//   CumSum (11)                 Slice/Add chain, Concat (static length)
+//   CumSum (11)                 Slice/Add chain, Concat (static length; a
+//                               runtime axis picks among every axis' sum)
 //   Round (11)                  Floor and comparisons (half to even)
 //   Mod (10)                    integer Div (trunc) corrected to floor for
 //                               fmod=0; float fmod as a - b*trunc(a/b) in
@@ -33,11 +34,13 @@
 //   DFT (17)                    MatMul with constant cos/sin matrices
 //                               (static signal length)
 //   STFT (17)                   Gather of the frames, window Mul, the DFT
-//                               matrix
-//   MelWeightMatrix (17)        a constant (constant inputs)
-// Declined with their reason: the Sequence ops below 11 ("sequence types
-// need opset 11") and the Optional ops below 15 ("optional types need
-// opset 15").
+//                               matrix (static frame length)
+// Declined with their reason: MelWeightMatrix-17 (not written), the
+// Sequence ops below 11 ("sequence types need opset 11") and the Optional
+// ops below 15 ("optional types need opset 15"). Ops without an adapter
+// here (NonMaxSuppression, Unique, StringNormalizer, ReverseSequence, Det,
+// DynamicQuantizeLinear, ConvInteger, QLinearMatMul, BitShift below their
+// first versions) are declined by the driver.
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/opset/Adapter.h"
@@ -173,6 +176,22 @@ public:
     for (Value *v : old)
       if (Node *def = v ? v->definingNode() : nullptr; def && def->is("Constant") && def->resultsUnused())
         def->erase();
+  }
+  /// Execute: the node becomes what computes `v`: the last node written
+  /// itself when it made `v` (and nothing reads it), else Identity(v).
+  void finishWith(Value *v) {
+    Node *def = v->definingNode();
+    if (!def || ctx_.created.empty() || ctx_.created.back() != def || v->hasUses() || def->numResults() != 1) {
+      finish("Identity", {v});
+      return;
+    }
+    std::vector<Value *> in = def->operands();
+    std::vector<Attribute> attrs = std::move(def->attributes());
+    std::string type = def->opType();
+    ctx_.created.pop_back();
+    def->erase();
+    finish(std::move(type), in);
+    node_.attributes() = std::move(attrs);
   }
   void finishAxes(std::string type, Value *x, const std::vector<int64_t> &axes, std::vector<Attr> attrs = {}) {
     auto [in, at] = axesForm(type, x, axes, "axes", std::move(attrs));
@@ -1018,6 +1037,11 @@ std::string einsumExpanded(Node &node, StepContext &ctx) {
         Value *v = t.v;
         if (!isIdentity(perm))
           v = b.op("Transpose", {v}, name("operand"), {aInts("perm", perm)});
+        std::vector<int64_t> moved;
+        for (int64_t k : perm)
+          moved.push_back(t.dims[static_cast<size_t>(k)]);
+        if (moved == shape3)
+          return v;
         return b.op("Reshape", {v, b.ints(shape3, name("shape3"))}, name("operand3"));
       };
       Value *a3 = side(A, {batch, left, sum}, {pb, pl, pk});
@@ -1029,13 +1053,17 @@ std::string einsumExpanded(Node &node, StepContext &ctx) {
       std::vector<int64_t> full;
       for (int l : got)
         full.push_back(dimOf[l]);
-      chain.push_back({"Reshape", {nullptr, b.ints(full, name("out_shape"))}, {}, {}});
+      if (full != std::vector<int64_t>{pb, pl, pr})
+        chain.push_back({"Reshape", {nullptr, b.ints(full, name("out_shape"))}, {}, {}});
       std::vector<int64_t> perm;
       for (int l : out)
         perm.push_back(std::find(got.begin(), got.end(), l) - got.begin());
       if (!isIdentity(perm))
         chain.push_back({"Transpose", {nullptr}, {aInts("perm", perm)}, {}});
-      flush(true);
+      if (chain.empty())
+        b.finishWith(cur);
+      else
+        flush(true);
       return "";
     }
   }
@@ -1075,8 +1103,10 @@ std::string einsumExpanded(Node &node, StepContext &ctx) {
     reduce.push_back(static_cast<int64_t>(k));
   if (!reduce.empty())
     chain.push_back({"ReduceSum", {nullptr}, {aInt("keepdims", 0)}, reduce});
-  if (chain.empty())
-    chain.push_back({"Identity", {nullptr}, {}, {}});
+  if (chain.empty()) {
+    b.finishWith(cur);
+    return "";
+  }
   flush(true);
   (void)et;
   return "";
