@@ -499,6 +499,42 @@ TEST_F(ApiTest, FloatTypeTakesBothSpellings) {
   Status s = checkOptions(bad);
   ASSERT_FALSE(s);
   EXPECT_NE(s.message().find("fp16"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("bf16"), std::string::npos) << s.message();
+}
+
+// bfloat16 too ("bf16", "bfloat16"), from opset 13: below, an error that
+// names the opset and the option that converts it.
+TEST_F(ApiTest, FloatTypeBFloat16) {
+  for (const char *name : {"bf16", "bfloat16"}) {
+    std::unique_ptr<Model> m = parse(kSmallModel);
+    OptimizeOptions o;
+    o.floatType = name;
+    EXPECT_TRUE(checkOptions(o)) << name;
+    OptimizeReport r = optimize(*m, o);
+    ASSERT_TRUE(r.status) << name << ": " << r.status.message();
+    EXPECT_TRUE(r.float16Compared) << name << ": the fallback did not compare";
+    bool anyBFloat16 = false;
+    m->graph()->walk([&](Node *n) {
+      for (Value *v : n->results())
+        anyBFloat16 |= v && v->type() && v->type()->elemType() == DataType::BFloat16;
+    });
+    EXPECT_TRUE(anyBFloat16) << name << ": nothing was converted to bfloat16";
+  }
+  std::unique_ptr<Model> old = parse(R"(<ir_version: 7, opset_import: ["" : 12]>
+g (float[4] x) => (float[4] y) {
+  y = Add(x, x)
+}
+)");
+  OptimizeOptions o;
+  o.floatType = "bf16";
+  OptimizeReport r = optimize(*old, o);
+  ASSERT_FALSE(r.status);
+  EXPECT_NE(r.status.message().find("needs opset 13 or later; the model imports opset 12"), std::string::npos)
+      << r.status.message();
+  EXPECT_NE(r.status.message().find("targetOpset 13"), std::string::npos) << r.status.message();
+  o.targetOpset = 13;
+  OptimizeReport converted = optimize(*old, o);
+  EXPECT_TRUE(converted.status) << converted.status.message();
 }
 
 TEST_F(ApiTest, ParseDimAndCheckInputSpecs) {

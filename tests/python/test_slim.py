@@ -278,6 +278,21 @@ class SlimTest(unittest.TestCase):
         full = onnxslim.slim(small_model(), dtype="float16", keep_io_types=False)
         self.assertEqual(full.SerializeToString(), model.SerializeToString())
 
+    def test_dtype_bf16(self):
+        model = onnxslim.slim(small_model(), dtype="bf16", keep_io_types=False)
+        self.assertEqual(model.graph.input[0].type.tensor_type.elem_type, TensorProto.BFLOAT16)
+        onnx.checker.check_model(model, full_check=True)
+        kept = onnxslim.slim(small_model(), dtype="bfloat16", keep_io_types=True)
+        self.assertEqual(kept.graph.input[0].type.tensor_type.elem_type, TensorProto.FLOAT)
+        self.assertIn(TensorProto.BFLOAT16, [a.i for n in kept.graph.node if n.op_type == "Cast" for a in n.attribute])
+        full = onnxslim.slim(small_model(), dtype="bfloat16", keep_io_types=False)
+        self.assertEqual(full.SerializeToString(), model.SerializeToString())
+        # No bfloat16 below opset 13: refused, naming the opset and the keyword.
+        old = small_model()
+        old.opset_import[0].version = 12
+        with self.assertRaisesRegex(onnxslim.OnnxSlimError, "opset 12 .target_opset 13"):
+            onnxslim.slim(old, dtype="bf16")
+
     def test_unsupported_arguments(self):
         with self.assertRaisesRegex(NotImplementedError, "inspect"):
             onnxslim.slim(small_model(), inspect=True)

@@ -1,10 +1,18 @@
 //===- transforms/conversion/ConvertFloatType.cpp - float32 <-> float16 ---===//
 //
-// convert-float-type{to=float16|float32 keep-io-types=true|false
+// convert-float-type{to=float16|bfloat16|float32 keep-io-types=true|false
 // overflow=keep|inf keep-op=OP... keep-node=NAME...}: converts
 // the model's floating-point weights and computation from float32 to
-// float16 (to=float16, the default) or back (to=float32), in the main graph
-// and every subgraph.
+// float16 (to=float16, the default) or bfloat16 (to=bfloat16), or float16
+// back to float32 (to=float32), in the main graph and every subgraph.
+//
+// to=bfloat16 follows the float16 rules below except float16's range
+// (bfloat16 has float32's exponent: no constant is kept for its magnitude;
+// the few finite values that round past bfloat16's largest saturate to it,
+// warned), with its own table of ops (kBFloat16Since: most ops from opset
+// 13, Conv, pooling and the RNNs from 22), bfloat16's exact integers (up to
+// 256) for integer arithmetic, and Casts to 16. It is declined below opset
+// 13 (no bfloat16 there) and, for a model with If/Loop/Scan, below 16.
 //
 //   Before (to=float16, opset 17):          After:
 //     g (float[2] x) => (float[2] y)          g (float[2] x) => (float[2] y)
@@ -164,11 +172,12 @@ constexpr NoFloat16 kNoFloat16[] = {
 };
 
 /// The ops whose float operands and results all have a bfloat16 form, from
-/// the opset that gives it to them (the first version from which every type
-/// constraint holding tensor(float) also holds tensor(bfloat16); onnx
-/// 1.12's schemas, opsets 1-17). Any other op (Conv, pooling, the RNNs,
-/// TopK, Softplus...: bfloat16 only from opset 22 or never) computes in
-/// float32 behind Casts, as do ops newer than opset 17.
+/// the opset that gives it to them: the first version from which every type
+/// constraint holding tensor(float) also holds tensor(bfloat16) (onnx
+/// 1.12's schemas, opsets 1-17), and the ops opset 22 re-versioned to add
+/// bfloat16 (onnx/onnx#6099: Conv, pooling, the RNNs, Softplus...). Any
+/// other op (TopK, Resize, ConstantOfShape, Celu, Range, ops newer than
+/// opset 17...) computes in float32 behind Casts.
 struct BFloat16Since {
   std::string_view op;
   int64_t opset;
@@ -189,6 +198,16 @@ constexpr BFloat16Since kBFloat16Since[] = {
     {"Sign", 13}, {"Size", 13}, {"Slice", 13}, {"Softmax", 13}, {"SoftmaxCrossEntropyLoss", 13},
     {"SpaceToDepth", 13}, {"Split", 13}, {"Sqrt", 13}, {"Squeeze", 13}, {"Sub", 13}, {"Sum", 13}, {"Tanh", 13},
     {"Tile", 13}, {"Transpose", 13}, {"Trilu", 14}, {"Unsqueeze", 13}, {"Where", 16},
+    // opset 22
+    {"Acos", 22}, {"Acosh", 22}, {"Asin", 22}, {"Asinh", 22}, {"Atan", 22}, {"Atanh", 22}, {"AveragePool", 22},
+    {"Bernoulli", 22}, {"Conv", 22}, {"ConvTranspose", 22}, {"Cos", 22}, {"Cosh", 22}, {"DeformConv", 22},
+    {"Det", 22}, {"Dropout", 22}, {"Elu", 22}, {"EyeLike", 22}, {"GRU", 22}, {"GlobalAveragePool", 22},
+    {"GlobalLpPool", 22}, {"GlobalMaxPool", 22}, {"GridSample", 22}, {"HardSigmoid", 22}, {"HardSwish", 22},
+    {"InstanceNormalization", 22}, {"LSTM", 22}, {"LpNormalization", 22}, {"LpPool", 22}, {"MaxPool", 22},
+    {"MaxRoiPool", 22}, {"MaxUnpool", 22}, {"Mish", 22}, {"Multinomial", 22}, {"NegativeLogLikelihoodLoss", 22},
+    {"RNN", 22}, {"RandomNormal", 22}, {"RandomNormalLike", 22}, {"RandomUniform", 22}, {"RandomUniformLike", 22},
+    {"RoiAlign", 22}, {"Round", 22}, {"Selu", 22}, {"Sin", 22}, {"Sinh", 22}, {"Softplus", 22}, {"Softsign", 22},
+    {"Tan", 22}, {"ThresholdedRelu", 22},
 };
 
 /// Whether a default-domain `op` has a bfloat16 form at `opset`.
