@@ -118,7 +118,8 @@ Result<std::string> pipelineFor(const OptimizeOptions &options, const PassRegist
   bool given = options.pipeline.has_value();
   std::string text = given ? *options.pipeline : targetPipeline(options.target);
   if (options.targetOpset)
-    text = "convert-opset{target=" + std::to_string(*options.targetOpset) + "}" + (text.empty() ? "" : "," + text);
+    text = "convert-opset{target=" + std::to_string(*options.targetOpset) +
+           (options.allowDecline ? " allow-decline=true" : "") + "}" + (text.empty() ? "" : "," + text);
   std::string out;
   for (std::string &item : pipelineEntries(text)) {
     std::string name = passNameOf(item);
@@ -336,6 +337,8 @@ Status checkOptionsUnresolved(const OptimizeOptions &options) {
   if (options.targetOpset && (*options.targetOpset < 7 || *options.targetOpset > maxKnownDefaultOpset()))
     return Status::error("target opset " + std::to_string(*options.targetOpset) + " is out of range (7.." +
                          std::to_string(maxKnownDefaultOpset()) + ")");
+  if (options.allowDecline && !options.targetOpset)
+    return Status::error("{option:allowDecline} applies to a conversion: give {option:targetOpset} too");
   if (std::string t = floatTypeName(options); !t.empty() && t != "float16" && t != "bfloat16" && t != "float32")
     return Status::error("{option:floatType}: unknown float type '" + options.floatType +
                          "' (float16 or fp16, bfloat16 or bf16, float32 or fp32)");
@@ -360,6 +363,8 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
   const std::string &name = options.modelName;
   auto finish = [&](Status status) -> OptimizeReport & {
     report.status = resolveOptionMarkers(std::move(status), options.surface);
+    for (std::string &w : report.warnings)
+      w = resolveOptionMarkers(std::move(w), options.surface);
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return report;
   };
@@ -440,7 +445,7 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
                                                   : "";
   bool converting = options.targetOpset && std::find(options.skipPasses.begin(), options.skipPasses.end(),
                                                      "convert-opset") == options.skipPasses.end();
-  if (converting && model.opsetVersion("") != *options.targetOpset)
+  if (converting && !options.allowDecline && model.opsetVersion("") != *options.targetOpset)
     if (std::string why = conversionDeclined(model, *options.targetOpset, registry); !why.empty())
       return finish(Status::error(cannotConvert + why));
   bool ok = pm.run(model, error);
@@ -534,8 +539,22 @@ OptimizeReport optimize(Model &model, const OptimizeOptions &options) {
     return finish(Status::error(name + ": " + error));
 
   // 5. A valid input must give a valid output: anything else is a pass bug.
+  // Nodes allowDecline left at their own version are not valid at the
+  // target opset: the user asked for that, and is told.
+  bool leftNodes = std::any_of(report.passes.begin(), report.passes.end(), [](const PassReport &p) {
+    return p.pass == "convert-opset" &&
+           std::any_of(p.counters.begin(), p.counters.end(),
+                       [](const std::pair<std::string, uint64_t> &c) { return c.first == "left" && c.second > 0; });
+  });
   if (report.inputValid) {
     std::vector<std::string> problems = problemsOf(model, "", /*forWriting=*/true, 100);
+    if (!problems.empty() && leftNodes) {
+      for (const std::string &p : problems) {
+        report.warnings.push_back(p + " [kept: {option:allowDecline}]");
+        log << "onnxslim: warning: " << resolveOptionMarkers(report.warnings.back(), options.surface) << "\n";
+      }
+      problems.clear();
+    }
     if (!problems.empty())
       return finish(Status::error(name + ": the optimized model is invalid (a bug in a pass; --verify-each names it), " +
                                   "nothing written: " + problems.front()));

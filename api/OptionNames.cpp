@@ -21,6 +21,7 @@ constexpr Spelling kSpellings[] = {
     {"floatType", "--dtype", "dtype"},
     {"target", "--target", "target"},
     {"targetOpset", "--target-opset", "target_opset"},
+    {"allowDecline", "--allow-decline", "allow_decline"},
     {"checkInputs", "--model-check-inputs", "model_check_inputs"},
     {"printIR", "--print-ir-before/--print-ir-after", "print_ir"},
     {"debugOnly", "--debug-only", "debug_only"},

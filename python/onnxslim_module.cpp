@@ -132,7 +132,8 @@ py::tuple slimModel(const py::object &source, const std::optional<std::string> &
                     const std::vector<std::string> &outputs, const std::string &floatType, bool keepIOTypes,
                     const std::vector<std::string> &skipFusions,
                     const std::vector<std::string> &skipOptimizations,
-                    const std::vector<std::string> &checkInputs, bool testPasses) {
+                    const std::vector<std::string> &checkInputs, std::optional<int> targetOpset,
+                    bool allowDecline, bool testPasses) {
   OptimizeOptions options;
   options.surface = Surface::Python; // messages name slim()'s keywords
   if (testPasses) {
@@ -149,6 +150,8 @@ py::tuple slimModel(const py::object &source, const std::optional<std::string> &
     if (Status s = addModelCheckInput(options, spec); !s)
       throw OnnxSlimError("model_check_inputs: " + s.message());
   options.skipOptimizations = skipOptimizations;
+  options.targetOpset = targetOpset;
+  options.allowDecline = allowDecline;
   options.inputs = inputs;
   options.outputs = outputs;
   options.floatType = floatType;
@@ -305,7 +308,8 @@ PYBIND11_MODULE(_onnxslim, m) {
         py::arg("float_type") = "", py::arg("keep_io_types") = true,
         py::arg("skip_fusions") = std::vector<std::string>{},
         py::arg("skip_optimizations") = std::vector<std::string>{},
-        py::arg("check_inputs") = std::vector<std::string>{}, py::arg("test_passes") = false,
+        py::arg("check_inputs") = std::vector<std::string>{}, py::arg("target_opset") = py::none(),
+        py::arg("allow_decline") = false, py::arg("test_passes") = false,
         "Read (path or bytes), optimize and write (path, or bytes when output is None) a model; "
         "returns (bytes or None, report dict). Raises OnnxSlimError.");
 }

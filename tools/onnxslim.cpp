@@ -694,6 +694,10 @@ int main(int argc, char **argv) {
                  "then optimize; refused, naming the node, when an op cannot be converted")
       ->check(CLI::Range(7, static_cast<int>(supportedVersions().defaultOpset)))
       ->group(kOpt);
+  app.add_flag("--allow-decline", mainArgs.opt.allowDecline,
+               "With --target-opset: leave a node the conversion declines at its own version (named in a warning) "
+               "instead of refusing the model; the model written is then not valid ONNX at that opset")
+      ->group(kOpt);
   app.add_option("--keep-io-types", mainArgs.keepIOTypes,
                  "With --dtype: keep the declared types of the model's inputs and outputs (true, the default) "
                  "or convert them too (false)")

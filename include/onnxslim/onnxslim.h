@@ -255,6 +255,13 @@ struct OptimizeOptions {
   /// declines (an op with no adapter or no form at that opset) is an error
   /// naming the node. Unset: the model keeps its opset (no pipeline changes it).
   std::optional<int> targetOpset;
+  /// With targetOpset: convert every node that can be and leave a node the
+  /// conversion declines at its own version (each named in the warnings)
+  /// instead of refusing the model. The model written then holds ops its
+  /// opset import does not have (not valid ONNX at the target: a runtime
+  /// that registers them, as ONNX Runtime does for some, may still load
+  /// it); its validation problems become warnings. Off by default.
+  bool allowDecline = false;
 
   /// Graph surgery, before any pass. `inputs`: values that become the main
   /// graph's inputs, "NAME" or "NAME:dtype" (float32, float16, int64...):

@@ -169,7 +169,7 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
              no_shape_infer=False, no_constant_folding=False, skip_fusion_patterns=None, dtype=None,
              keep_io_types=None, save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
              allow_invalid=False, dims=None, verbose=False, skip_optimizations=None, size_threshold=None,
-             model_check_inputs=None, **onnxslim_options):
+             model_check_inputs=None, target_opset=None, allow_decline=False, **onnxslim_options):
     """slim() that also returns the report: (what slim() returns, report dict).
 
     The report holds the node/initializer/constant-byte counts and op counts
@@ -218,6 +218,8 @@ def optimize(model, output_model=None, *, model_check=None, input_shapes=None, i
             fold_size_limit=fold_size_limit,
             shape_inference=not no_shape_infer,
             allow_invalid=allow_invalid,
+            target_opset=target_opset,
+            allow_decline=allow_decline,
             model_check=_model_check_mode(model_check),
             check_dims=dict(dims or {}),
             external_data=save_as_external_data,
@@ -263,7 +265,7 @@ def slim(model, output_model=None, *, model_check=None, input_shapes=None, input
          no_shape_infer=False, no_constant_folding=False, skip_fusion_patterns=None, dtype=None,
          keep_io_types=None, save_as_external_data=False, target="onnx", passes=None, fold_size_limit=None,
          allow_invalid=False, dims=None, verbose=False, skip_optimizations=None, size_threshold=None,
-         model_check_inputs=None, **onnxslim_options):
+         model_check_inputs=None, target_opset=None, allow_decline=False, **onnxslim_options):
     """Optimize an ONNX model (OnnxSlim's slim(), done by onnxslim's C++ library).
 
     model: a path (str or os.PathLike), an onnx.ModelProto (any object with
@@ -294,6 +296,12 @@ def slim(model, output_model=None, *, model_check=None, input_shapes=None, input
         (OPTIMIZATION_NAMES: constant_folding, graph_fusion,
         dead_node_elimination, subexpression_elimination, weight_tying).
     allow_invalid: optimize a model that fails validation.
+    target_opset: first convert the model to this default-domain opset
+        (7..24, up or down), then optimize; an op that cannot be converted
+        is an error naming the node.
+    allow_decline: with target_opset, leave such nodes at their own version
+        (a warning names each) instead: the result is then not valid ONNX
+        at that opset.
     dims: sizes of symbolic input dims for the model check ({"batch": 4}).
     model_check_inputs: inputs for the model check, "NAME:FILE.npy" (or
         .pb: real data) or "NAME:d0,d1,..." (the shape of a seeded input);
@@ -335,7 +343,8 @@ def slim(model, output_model=None, *, model_check=None, input_shapes=None, input
                          skip_fusion_patterns=skip_fusion_patterns, save_as_external_data=save_as_external_data,
                          target=target, passes=passes, fold_size_limit=fold_size_limit, allow_invalid=allow_invalid,
                          dims=dims, verbose=verbose, skip_optimizations=skip_optimizations,
-                         size_threshold=size_threshold, model_check_inputs=model_check_inputs, **onnxslim_options)
+                         size_threshold=size_threshold, model_check_inputs=model_check_inputs,
+                         target_opset=target_opset, allow_decline=allow_decline, **onnxslim_options)
     return result
 
 

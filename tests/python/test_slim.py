@@ -293,6 +293,23 @@ class SlimTest(unittest.TestCase):
         with self.assertRaisesRegex(onnxslim.OnnxSlimError, "opset 12 .target_opset 13"):
             onnxslim.slim(old, dtype="bf16")
 
+    def test_target_opset_and_allow_decline(self):
+        out = onnxslim.slim(small_model(), target_opset=11, model_check=False)
+        self.assertEqual([o.version for o in out.opset_import if o.domain in ("", "ai.onnx")], [11])
+        # A Cast to bfloat16 has no form below 13: refused, naming the node;
+        # allow_decline leaves it (warned) and converts the rest.
+        m = small_model()
+        m.graph.node.insert(0, helper.make_node("Cast", ["X"], ["xb"], name="to_bf16", to=TensorProto.BFLOAT16))
+        m.graph.node.insert(1, helper.make_node("Cast", ["xb"], ["xf"], name="back", to=TensorProto.FLOAT))
+        m.graph.node[2].input[0] = "xf"
+        with self.assertRaisesRegex(onnxslim.OnnxSlimError, r"cannot convert to opset 11: node Cast 'to_bf16'.*bfloat16"):
+            onnxslim.slim(m, target_opset=11, model_check=False)
+        with self.assertWarnsRegex(onnxslim.OnnxSlimWarning, "left at its own version"):
+            out = onnxslim.slim(m, target_opset=11, allow_decline=True, model_check=False)
+        self.assertIn("Cast", [n.op_type for n in out.graph.node])
+        with self.assertRaisesRegex(onnxslim.OnnxSlimError, "allow_decline applies to a conversion: give target_opset"):
+            onnxslim.slim(m, allow_decline=True)
+
     def test_unsupported_arguments(self):
         with self.assertRaisesRegex(NotImplementedError, "inspect"):
             onnxslim.slim(small_model(), inspect=True)
