@@ -1048,7 +1048,10 @@ AdapterFn gMin13 = nullptr, gMax13 = nullptr;
 ///   Before:                  After:
 ///     y = Min(a, b, c)         m = Where(Less(a, b), a, b)
 ///                              y = Where(Less(m, c), m, c)
-/// (Max with Greater.) Floats and targets from 12 take the usual step.
+/// (Max with Greater; int8, uint8, int16, uint16 and uint32 are compared
+/// in int64 and cast back, as ONNX Runtime's Where and Less take only int32
+/// and int64 of the integers; uint64 is declined.) Floats and targets from
+/// 12 take the usual step.
 std::string minMax13(Node &node, StepContext &ctx) {
   bool isMin = node.opType() == "Min";
   AdapterFn prev = isMin ? gMin13 : gMax13;
@@ -1058,14 +1061,28 @@ std::string minMax13(Node &node, StepContext &ctx) {
   std::vector<Value *> in = node.operands();
   if (in.empty() || std::find(in.begin(), in.end(), nullptr) != in.end())
     return "it has an omitted input";
+  if (*t == DataType::UInt64)
+    return "its uint64 inputs have no exact comparison in a type ONNX Runtime's Where takes";
   Writer w(node, ctx);
   if (in.size() == 1) {
     w.become("Identity", in);
     return "";
   }
+  // ONNX Runtime's Where and Less take int32 and int64 of the integers:
+  // the others are compared and chosen in int64 (exact) and cast back.
+  bool widen = *t != DataType::Int32 && *t != DataType::Int64;
+  if (widen)
+    for (Value *&x : in)
+      x = w.cast(x, DataType::Int64, "wide");
   Value *acc = in[0];
   for (size_t i = 1; i + 1 < in.size(); ++i)
     acc = w.v("Where", {w.v(isMin ? "Less" : "Greater", {acc, in[i]}, "pick"), acc, in[i]}, "partial");
+  if (widen) {
+    Value *b = in.back();
+    Value *m = w.v("Where", {w.v(isMin ? "Less" : "Greater", {acc, b}, "pick"), acc, b}, "wide_result");
+    w.become("Cast", {m}).setAttr(Attribute::makeInt("to", static_cast<int64_t>(*t)));
+    return "";
+  }
   Value *b = in.back();
   w.become("Where", {w.v(isMin ? "Less" : "Greater", {acc, b}, "pick"), acc, b});
   return "";
