@@ -15,9 +15,10 @@
 //   Shape-15          start, end attributes                    downgrade: Shape
 //                                                               then Slice
 //   Trilu-14          new                                      downgrade: Where(
-//                                                               constant mask, x, 0)
-//                                                               for known last two
-//                                                               dims and constant k
+//                                                               mask, x, 0), the
+//                                                               mask constant, or
+//                                                               offsets j - i
+//                                                               compared with k
 //   Before (opset 10):                 After (target=16):
 //     y = RoiAlign(x, rois, idx)         y = RoiAlign<coordinate_transformation_mode =
 //                                                     "output_half_pixel">(x, rois, idx)
@@ -111,35 +112,79 @@ std::string castLikeToCast(Node &node, StepContext &) {
   return "";
 }
 
-/// Trilu-14 -> Where(mask, x, 0) (before 14): the mask is a constant
-/// [N, M] over the last two dims (known), true where j - i >= k (upper) or
-/// j - i <= k (lower), k a constant (0 when omitted); broadcast over the
-/// leading dims.
+/// Given a node, an op, operands and a name part, Execute:
+/// writes that op before `node` (StepContext::nodeBefore), Result: its value.
+Value *emit(Node &node, StepContext &ctx, const char *op, const std::vector<Value *> &in, std::string_view what) {
+  return ctx.nodeBefore(node, op, in, nodeBase(node, what))->result(0);
+}
+
+/// Trilu-14 -> Where(mask, x, 0) (before 14), the mask true where
+/// j - i >= k (upper) or j - i <= k (lower) for row i and column j of the
+/// last two dims, broadcast over the leading dims:
+///   k a constant (0 when omitted), the last two dims known: a constant
+///   bool mask [N, M];
+///   k computed: the column minus row offsets d = j - i, a constant int64
+///   [N, M] when the dims are known, else Sub(Range(0, M), Unsqueeze(
+///   Range(0, N), [1])) from the input's shape (rank known), compared with
+///   k at run time: Not(Less(d, k)) (upper) or Not(Greater(d, k)) (lower).
+///   Before (x: float[2,3,4], k: int64):   After (opset 13):
+///     y = Trilu(x, k)                        d = Constant<int64[3,4] {0, 1, 2, 3, -1, 0, ...}>()
+///                                            m = Not(Less(d, k))
+///                                            y = Where(m, x, Constant<float 0>())
 std::string triluToWhere(Node &node, StepContext &ctx) {
   Value *x = node.operand(0);
   std::optional<Shape> s = x ? knownShape(x) : std::nullopt;
   std::optional<DataType> t = x ? knownElemType(x) : std::nullopt;
-  if (!s || s->size() < 2 || !(*s)[s->size() - 2].isValue() || !s->back().isValue())
-    return "its input's last two dims are not known (for a constant mask)";
+  if (!s || s->size() < 2)
+    return "its input is not known to have two dims or more (the mask is over its last two)";
   if (!t || elementSize(*t) == 0)
     return "its input's element type is unknown or has no fixed size (for the zero)";
-  int64_t k = 0;
-  if (node.numOperands() > 1 && node.operand(1)) {
-    std::optional<std::vector<int64_t>> kv = constantIntsOperand(node, 1);
-    if (!kv || kv->size() != 1)
-      return "its k is not a constant";
-    k = (*kv)[0];
-  }
   bool upper = node.attrInt("upper", 1) != 0;
-  int64_t rows = (*s)[s->size() - 2].getValue(), cols = s->back().getValue();
-  std::vector<uint8_t> mask(static_cast<size_t>(rows * cols));
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      mask[static_cast<size_t>(i * cols + j)] = upper ? j - i >= k : j - i <= k;
-  Value *m = ctx.constantBefore(node, nodeBase(node, "mask"), Tensor::fromValues(DataType::Bool, {rows, cols}, mask));
+  bool dimsKnown = (*s)[s->size() - 2].isValue() && s->back().isValue();
+  int64_t rows = dimsKnown ? (*s)[s->size() - 2].getValue() : 0, cols = dimsKnown ? s->back().getValue() : 0;
+  Value *k = node.numOperands() > 1 ? node.operand(1) : nullptr;
+  std::optional<std::vector<int64_t>> kv = k ? constantIntsOperand(node, 1) : std::vector<int64_t>{0};
+  if (kv && kv->size() != 1)
+    return "its k is not one value";
+  Value *m;
+  if (kv && dimsKnown) {
+    std::vector<uint8_t> mask(static_cast<size_t>(rows * cols));
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        mask[static_cast<size_t>(i * cols + j)] = upper ? j - i >= (*kv)[0] : j - i <= (*kv)[0];
+    m = ctx.constantBefore(node, nodeBase(node, "mask"), Tensor::fromValues(DataType::Bool, {rows, cols}, mask));
+  } else {
+    if (!k)
+      k = ctx.constantBefore(node, nodeBase(node, "k"), StepContext::int64s({0}, /*scalar=*/true));
+    Value *d;
+    if (dimsKnown) {
+      std::vector<int64_t> offsets(static_cast<size_t>(rows * cols));
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j)
+          offsets[static_cast<size_t>(i * cols + j)] = j - i;
+      d = ctx.constantBefore(node, nodeBase(node, "offsets"), Tensor::fromValues(DataType::Int64, {rows, cols}, offsets));
+    } else {
+      auto r = static_cast<int64_t>(s->size());
+      Value *shape = emit(node, ctx, "Shape", {x}, "shape");
+      auto dim = [&](int64_t i, const char *what) {
+        Value *at = ctx.constantBefore(node, nodeBase(node, what), StepContext::int64s({i}, /*scalar=*/true));
+        return emit(node, ctx, "Gather", {shape, at}, what);
+      };
+      Value *zero = ctx.constantBefore(node, nodeBase(node, "zero_index"), StepContext::int64s({0}, true));
+      Value *one = ctx.constantBefore(node, nodeBase(node, "one_index"), StepContext::int64s({1}, true));
+      Value *rowIds = emit(node, ctx, "Range", {zero, dim(r - 2, "rows"), one}, "row_ids");
+      Value *colIds = emit(node, ctx, "Range", {zero, dim(r - 1, "cols"), one}, "col_ids");
+      Value *axes = ctx.constantBefore(node, nodeBase(node, "row_axes"), StepContext::int64s({1}));
+      Value *column = emit(node, ctx, "Unsqueeze", {rowIds, axes}, "row_column");
+      d = emit(node, ctx, "Sub", {colIds, column}, "offsets");
+    }
+    Value *outside = emit(node, ctx, upper ? "Less" : "Greater", {d, k}, "outside");
+    m = emit(node, ctx, "Not", {outside}, "mask");
+  }
   std::vector<uint8_t> zero(elementSize(*t), 0);
   Value *z = ctx.constantBefore(node, nodeBase(node, "zero"), Tensor::fromValues(*t, {}, zero));
-  clearOperand(node, 1);
+  if (node.numOperands() > 1 && kv)
+    clearOperand(node, 1);
   node.removeAttr("upper");
   node.setOpType("Where");
   node.resizeOperands(3);

@@ -33,6 +33,22 @@
 // (23: the scale's type), and Constant-12's value_float(s), value_int(s)
 // and value_string(s) (the `value` tensor each stands for, below 12).
 //
+// Downgrades that rewrite the node into ops the older version has (each
+// exact; see the function's comment):
+//   Add/Sub/Mul/Div-14   8- and 16-bit integers computed in uint32/int64,
+//                        wrapped modulo 2^n, Cast back      (smallIntArith14)
+//   Min/Max-12           integers: Where(Greater/Less) chains (minMaxInts12)
+//   Clip-12              integers: Where(Less(x, lo)), Where(Greater(_, hi))
+//                                                            (clipInts12)
+//   Equal-11             floats: not less, not greater, no NaN; other
+//                        integers in int64                   (equalTyped11)
+//   Pow-12               integer exponents / int32 base in double; int64
+//                        base with a constant exponent: Muls (powTyped12)
+//   MaxPool-12           int8/uint8 pooled in float           (maxPoolInts12)
+//   ArgMax/ArgMin-12     select_last_index = 1: the axis reversed
+//                                                            (selectLastIndex12)
+//   Gemm-11              an omitted C: a zero scalar          (gemmBias11)
+//
 // Steps that are not listed (DFT-20's axis input, and those with their own
 // files: Scan-9's batch axis, GroupNormalization-21's per-channel scale...)
 // have no adapter here.
@@ -40,9 +56,14 @@
 //===----------------------------------------------------------------------===//
 #include "transforms/opset/Adapter.h"
 
+#include "ir/ShapeInference.h"
 #include "transforms/ValueUtils.h"
 
+#include "transforms/fusion/FusionUtils.h"
+
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 namespace onnxslim {
 namespace opset {
@@ -364,6 +385,402 @@ std::string bumpTyped(Node &node, StepContext &ctx) {
   return "";
 }
 
+//===----------------------------------------------------------------------===//
+// Downgrades that rewrite: types and attributes the older version lacks
+//===----------------------------------------------------------------------===//
+
+/// Writes an adapter's nodes before `node` (in their form at ctx.to).
+struct Writer {
+  Node &node;
+  StepContext &ctx;
+
+  template <typename... A> Value *op(const char *type, const std::vector<Value *> &in, std::string_view what, A... attrs) {
+    Node *n = ctx.nodeBefore(node, type, in, nodeBase(node, what));
+    (n->setAttr(std::move(attrs)), ...);
+    return n->result(0);
+  }
+  Value *cast(Value *v, DataType t, std::string_view what) {
+    return op("Cast", {v}, what, Attribute::makeInt("to", static_cast<int64_t>(t)));
+  }
+  /// An op written in its form at the target opset and typed, not walked:
+  /// for a step whose older version (ctx.to) lacks an op the target has
+  /// (Min-12 -> Min-8 needs Where, which came at 9).
+  template <typename... A>
+  Value *opAtTarget(const char *type, const std::vector<Value *> &in, std::string_view what, A... attrs) {
+    std::string name = ctx.model.names().fresh(nodeBase(node, what));
+    Node *n = node.graph()->createNode(type, in, {name});
+    n->setName(ctx.model.names().fresh(name + "_node"));
+    (n->setAttr(std::move(attrs)), ...);
+    node.graph()->insertBefore(&node, n);
+    if (std::optional<Type> t = inferNodeResultType(*n, 0))
+      n->result(0)->setType(std::move(*t));
+    return n->result(0);
+  }
+  Value *constant(TensorPtr t, std::string_view what) { return ctx.constantBefore(node, nodeBase(node, what), std::move(t)); }
+  /// A scalar of integer type `t` holding `v` (its low bytes: two's complement).
+  Value *intScalar(DataType t, int64_t v, std::string_view what) {
+    std::vector<uint8_t> bytes(elementSize(t));
+    std::memcpy(bytes.data(), &v, bytes.size());
+    return constant(Tensor::fromValues(t, {}, bytes), what);
+  }
+  /// Turns `node` into `type` over `in` (attributes replaced by `attrs`).
+  template <typename... A> void become(const char *type, const std::vector<Value *> &in, A... attrs) {
+    node.attributes().clear();
+    node.setOpType(type);
+    node.resizeOperands(in.size());
+    for (size_t i = 0; i < in.size(); ++i)
+      node.setOperand(i, in[i]);
+    (node.setAttr(std::move(attrs)), ...);
+  }
+};
+
+bool isIntegerType(DataType t) {
+  switch (t) {
+  case DataType::Int8: case DataType::Int16: case DataType::Int32: case DataType::Int64:
+  case DataType::UInt8: case DataType::UInt16: case DataType::UInt32: case DataType::UInt64: return true;
+  default: return false;
+  }
+}
+bool isUnsignedType(DataType t) {
+  return t == DataType::UInt8 || t == DataType::UInt16 || t == DataType::UInt32 || t == DataType::UInt64;
+}
+bool isFloatType(DataType t) { return t == DataType::Float || t == DataType::Double || t == DataType::Float16; }
+
+/// The element type of every present operand, when all are known and alike.
+std::optional<DataType> operandsType(const Node &node) {
+  std::optional<DataType> t;
+  for (Value *v : node.operands()) {
+    if (!v)
+      continue;
+    std::optional<DataType> u = knownElemType(v);
+    if (!u || (t && *t != *u))
+      return std::nullopt;
+    t = u;
+  }
+  return t;
+}
+
+/// Downgrade below 14 (Add, Sub, Mul, Div): the 8- and 16-bit integers came
+/// at 14. They are computed in a wider type the older version takes and
+/// brought back with the wraparound of their own arithmetic (modulo 2^n):
+///   uint8/uint16: in uint32 (a + b, a - b as a + (2^n - b), a * b and a / b
+///     all fit without wrapping), then v - (v / 2^n) * 2^n (skipped for Div,
+///     whose quotient fits);
+///   int8/int16: in int64, then ((v + 2^(n-1) + 2^32) mod 2^n) - 2^(n-1) by
+///     the same quotient (the operand of the mod is positive), which is the
+///     two's complement wraparound (-128 / -1 is -128, as C++ computes it);
+/// then Cast back (the value fits, so the Cast is exact).
+///   Before (opset 14):                After (opset 13):
+///     z = Add(a: uint8, b: uint8)       v = Add(Cast<to = uint32>(a), Cast<to = uint32>(b))
+///                                       r = Sub(v, Mul(Div(v, 256), 256))
+///                                       z = Cast<to = uint8>(r)
+std::string smallIntArith14(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  std::optional<DataType> t = operandsType(node);
+  if (!t || (*t != DataType::UInt8 && *t != DataType::UInt16 && *t != DataType::Int8 && *t != DataType::Int16))
+    return bumpTyped(node, ctx);
+  if (node.numOperands() != 2 || !node.operand(0) || !node.operand(1))
+    return "it does not have two operands";
+  Writer w{node, ctx};
+  bool unsignedT = isUnsignedType(*t);
+  DataType wide = unsignedT ? DataType::UInt32 : DataType::Int64;
+  int64_t modulus = int64_t{1} << (8 * elementSize(*t));
+  Value *a = w.cast(node.operand(0), wide, "wide_a");
+  Value *b = w.cast(node.operand(1), wide, "wide_b");
+  std::string op = node.opType();
+  Value *v;
+  if (op == "Sub" && unsignedT)
+    v = w.op("Add", {a, w.op("Sub", {w.intScalar(wide, modulus, "modulus"), b}, "complement")}, "wide");
+  else
+    v = w.op(op.c_str(), {a, b}, "wide");
+  if (!(op == "Div" && unsignedT)) {
+    Value *half = unsignedT ? nullptr : w.intScalar(wide, modulus / 2, "half");
+    Value *u = unsignedT ? v : w.op("Add", {v, w.intScalar(wide, modulus / 2 + (int64_t{1} << 32), "offset")}, "offset");
+    Value *m = w.intScalar(wide, modulus, "modulus");
+    Value *r = w.op("Sub", {u, w.op("Mul", {w.op("Div", {u, m}, "quotient"), m}, "multiple")}, "wrapped");
+    v = unsignedT ? r : w.op("Sub", {r, half}, "signed");
+  }
+  w.become("Cast", {v}, Attribute::makeInt("to", static_cast<int64_t>(*t)));
+  return "";
+}
+
+/// Given a value x and bounds (a comparison and a value each), Execute:
+/// writes x = Where(cmp(x, bound), bound, x) for each in turn, in int64
+/// for the integer types ONNX Runtime's Where and Less lack (8- and 16-bit,
+/// uint32: each value fits int64, so the Casts are exact), Result: the
+/// last value, in x's type. `atTarget`: written in the target's form
+/// (Writer::opAtTarget), for a step to an opset without Where.
+Value *selectChain(Writer &w, Value *x, DataType t, std::vector<std::pair<const char *, Value *>> bounds,
+                   bool atTarget) {
+  auto op = [&](const char *type, const std::vector<Value *> &in, std::string_view what) {
+    return atTarget ? w.opAtTarget(type, in, what) : w.op(type, in, what);
+  };
+  auto cast = [&](Value *v, DataType to, std::string_view what) {
+    return atTarget ? w.opAtTarget("Cast", {v}, what, Attribute::makeInt("to", static_cast<int64_t>(to)))
+                    : w.cast(v, to, what);
+  };
+  bool widen = t != DataType::Int32 && t != DataType::Int64 && t != DataType::UInt64;
+  if (widen) {
+    x = cast(x, DataType::Int64, "wide");
+    for (auto &b : bounds)
+      b.second = cast(b.second, DataType::Int64, "wide_bound");
+  }
+  for (auto &[cmp, bound] : bounds)
+    x = op("Where", {op(cmp, {x, bound}, "outside"), bound, x}, "bounded");
+  return widen ? cast(x, t, "narrow") : x;
+}
+
+/// Downgrade below 12 (Min, Max): integers came at 12 (8 takes floats).
+/// Integers are compared and chosen left to right, which is exact (and
+/// broadcasts as the variadic op does):
+///   Before (opset 12):         After (opset 11):
+///     y = Min(a, b, c)           m = Where(Less(b, a), b, a)
+///                                t = Where(Less(c, m), c, m)
+///                                y = Identity(t)
+/// (Max with Greater; in int64 for the types ONNX Runtime's Where lacks,
+/// see selectChain.) Min-8 is the older form, which has no Where: the
+/// chain is written in the target's form (9 to 11), and the node becomes
+/// its Identity; below 9 it is refused.
+std::string minMaxInts12(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  std::optional<DataType> t = operandsType(node);
+  if (!t || !isIntegerType(*t))
+    return bumpTyped(node, ctx);
+  if (ctx.target < 9)
+    return "its operands are " + dataTypeName(*t) + ", which " + node.opType() +
+           " takes from opset 12, and the form that compares and selects needs Where (opset 9)";
+  Writer w{node, ctx};
+  std::vector<Value *> in;
+  for (Value *v : node.operands())
+    if (v)
+      in.push_back(v);
+  if (in.empty())
+    return "it has no operands";
+  std::vector<std::pair<const char *, Value *>> picks;
+  for (size_t i = 1; i < in.size(); ++i)
+    picks.emplace_back(node.is("Min") ? "Greater" : "Less", in[i]);
+  w.become("Identity", {selectChain(w, in[0], *t, picks, /*atTarget=*/true)});
+  return "";
+}
+
+/// Downgrade below 12 (Clip): integers came at 12 (11 takes floats).
+/// Clip(x, lo, hi) = Min(Max(x, lo), hi) with Where, which is exact for
+/// integers (and hi wins when lo > hi, as the spec says):
+///   Before (opset 12):         After (opset 11):
+///     y = Clip(x, lo, hi)        m = Where(Less(x, lo), lo, x)
+///                                y = Identity(Where(Greater(m, hi), hi, m))
+/// (in int64 for the types ONNX Runtime's Where lacks, see selectChain).
+std::string clipInts12(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  std::optional<DataType> t = node.operand(0) ? knownElemType(node.operand(0)) : std::nullopt;
+  if (!t || !isIntegerType(*t))
+    return bumpTyped(node, ctx);
+  Writer w{node, ctx};
+  std::vector<std::pair<const char *, Value *>> bounds; // raise to lo, then lower to hi
+  if (node.numOperands() > 1 && node.operand(1))
+    bounds.emplace_back("Less", node.operand(1));
+  if (node.numOperands() > 2 && node.operand(2))
+    bounds.emplace_back("Greater", node.operand(2));
+  w.become("Identity", {selectChain(w, node.operand(0), *t, bounds, /*atTarget=*/false)});
+  return "";
+}
+
+/// Downgrade below 11 (Equal): 7 takes bool, int32 and int64.
+///   floats: a == b is neither a < b nor a > b, neither being NaN (IsNaN
+///   came at 9; a number is below 1 or above 0, NaN is neither):
+///     Before (opset 11):         After (opset 7):
+///       y = Equal(a, b)            n = And(Or(Less(a, 1), Greater(a, 0)),
+///                                          Or(Less(b, 1), Greater(b, 0)))
+///                                  y = And(Not(Or(Less(a, b), Greater(a, b))), n)
+///   other integers: both Cast to int64, which keeps equality (a
+///   bijection for uint64, exact for the others).
+std::string equalTyped11(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  std::optional<DataType> t = operandsType(node);
+  if (!t || *t == DataType::Bool || *t == DataType::Int32 || *t == DataType::Int64)
+    return bumpTyped(node, ctx);
+  if (node.numOperands() != 2 || !node.operand(0) || !node.operand(1))
+    return "it does not have two operands";
+  Writer w{node, ctx};
+  Value *a = node.operand(0), *b = node.operand(1);
+  if (isIntegerType(*t)) {
+    w.become("Equal", {w.cast(a, DataType::Int64, "wide_a"), w.cast(b, DataType::Int64, "wide_b")});
+    return "";
+  }
+  if (!isFloatType(*t))
+    return bumpTyped(node, ctx);
+  Value *one = w.constant(fromDoubles(*t, {}, {1.0}), "one");
+  Value *zero = w.constant(fromDoubles(*t, {}, {0.0}), "zero");
+  auto number = [&](Value *v, std::string_view what) {
+    return w.op("Or", {w.op("Less", {v, one}, "below_one"), w.op("Greater", {v, zero}, "above_zero")}, what);
+  };
+  Value *numbers = w.op("And", {number(a, "number_a"), number(b, "number_b")}, "numbers");
+  Value *ordered = w.op("Or", {w.op("Less", {a, b}, "less"), w.op("Greater", {a, b}, "greater")}, "ordered");
+  w.become("And", {w.op("Not", {ordered}, "unordered"), numbers});
+  return "";
+}
+
+/// Downgrade below 12 (Pow): 7 takes one float type for base and exponent;
+/// 12 added integer bases (int32, int64) and an exponent of any numeric
+/// type.
+///   float base: both in double, Pow, Cast back to the base's type (the
+///     float result within rounding; an integer exponent past 2^53 in
+///     magnitude would lose its parity);
+///   int32 base: the same in double, then Cast to int32: exact for every
+///     result int32 holds (each is a double, and pow is within an ulp);
+///   int64 base: a constant exponent that is a small non-negative integer
+///     (up to 64) becomes repeated squaring with Mul (exact, int64's own
+///     wraparound); otherwise refused: results past 2^53 would round in
+///     double.
+///   Before (opset 12):                 After (opset 11):
+///     z = Pow(x: float, y: int64)        z = Cast<to = float>(Pow(Cast<to = double>(x),
+///                                                                Cast<to = double>(y)))
+std::string powTyped12(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  if (node.numOperands() != 2 || !node.operand(0) || !node.operand(1))
+    return bumpTyped(node, ctx);
+  Value *x = node.operand(0), *y = node.operand(1);
+  std::optional<DataType> tx = knownElemType(x), ty = knownElemType(y);
+  if (!tx || !ty)
+    return bumpTyped(node, ctx);
+  if (isFloatType(*tx) && *tx == *ty)
+    return "";
+  Writer w{node, ctx};
+  if (*tx == DataType::Int64) {
+    std::optional<std::vector<int64_t>> e = constantInts(y);
+    if (!e) {
+      TensorPtr c = constantTensor(y);
+      std::optional<std::vector<double>> d = c ? toDoubles(*c) : std::nullopt;
+      if (d && d->size() == 1 && (*d)[0] == std::floor((*d)[0]) && (*d)[0] >= 0 && (*d)[0] <= 64)
+        e = std::vector<int64_t>{static_cast<int64_t>((*d)[0])};
+    }
+    if (!e || e->size() != 1 || (*e)[0] < 0 || (*e)[0] > 64)
+      return "its base is int64 and its exponent is not a constant integer from 0 to 64 (a float64 power "
+             "would round results past 2^53)";
+    int64_t n = (*e)[0];
+    if (n == 0) {
+      // x^0 = 1 for every x, in x's shape broadcast with y's.
+      Value *one = w.intScalar(DataType::Int64, 1, "one");
+      w.become("Add", {w.op("Mul", {x, w.intScalar(DataType::Int64, 0, "zero")}, "zeros"), one});
+      return "";
+    }
+    Value *result = nullptr, *square = x;
+    for (int64_t k = n;; k >>= 1) {
+      if (k & 1)
+        result = result ? w.op("Mul", {result, square}, "power") : square;
+      if (k <= 1)
+        break;
+      square = w.op("Mul", {square, square}, "square");
+    }
+    w.become("Identity", {result});
+    return "";
+  }
+  if (*tx != DataType::Int32 && !isFloatType(*tx))
+    return bumpTyped(node, ctx);
+  if (!isIntegerType(*ty) && !isFloatType(*ty))
+    return bumpTyped(node, ctx);
+  Value *xd = *tx == DataType::Double ? x : w.cast(x, DataType::Double, "base");
+  Value *yd = *ty == DataType::Double ? y : w.cast(y, DataType::Double, "exponent");
+  Value *p = w.op("Pow", {xd, yd}, "double");
+  if (*tx == DataType::Double)
+    w.become("Identity", {p});
+  else
+    w.become("Cast", {p}, Attribute::makeInt("to", static_cast<int64_t>(*tx)));
+  return "";
+}
+
+/// Downgrade below 12 (MaxPool): int8 and uint8 came at 12. The pooling
+/// runs in float, which holds every 8-bit value, and the maximum is Cast
+/// back: exact (the Indices result does not depend on the type).
+///   Before (opset 12):              After (opset 11):
+///     y = MaxPool(x: uint8)           y = Cast<to = uint8>(MaxPool(Cast<to = float>(x)))
+std::string maxPoolInts12(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up)
+    return "";
+  std::optional<DataType> t = node.operand(0) ? knownElemType(node.operand(0)) : std::nullopt;
+  if (!t || (*t != DataType::Int8 && *t != DataType::UInt8))
+    return bumpTyped(node, ctx);
+  Writer w{node, ctx};
+  node.setOperand(0, w.cast(node.operand(0), DataType::Float, "float"));
+  Node *back = node.graph()->createNode("Cast", {node.result(0)}, {ctx.model.names().fresh(nodeBase(node, "cast"))});
+  back->setName(ctx.model.names().fresh(back->result(0)->name() + "_node"));
+  back->setAttr(Attribute::makeInt("to", static_cast<int64_t>(*t)));
+  std::optional<Type> inner;
+  if (node.result(0)->type() && node.result(0)->type()->shape())
+    inner = Type::tensor(DataType::Float, node.result(0)->type()->shape());
+  else
+    inner = Type::tensor(DataType::Float);
+  wrapResult(node, 0, back, ctx, inner, "float");
+  return "";
+}
+
+/// Downgrade below 12 (ArgMax, ArgMin): select_last_index = 1 (the last
+/// of equal extremes) came at 12. The older op takes the first one, so it
+/// runs on the data reversed along the axis, and the index is counted
+/// back from the end: exact.
+///   Before (opset 12, x: float[2,3]):        After (opset 11):
+///     y = ArgMax<axis = 1,                     r = Gather<axis = 1>(x, Constant<int64[3] {2, 1, 0}>())
+///                select_last_index = 1>(x)     i = ArgMax<axis = 1>(r)
+///                                              y = Sub(Constant<int64 2>(), i)
+/// The reversal is a Gather of constant indices when the axis's dim is
+/// known, else a Slice with step -1 and the dim read from Shape(x); the
+/// rank must be known.
+std::string selectLastIndex12(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up || node.attrInt("select_last_index", 0) == 0)
+    return "";
+  Value *x = node.operand(0);
+  std::optional<Shape> s = x ? knownShape(x) : std::nullopt;
+  if (!s)
+    return "select_last_index = 1 needs opset 12 unless the input's rank is known (to reverse the axis)";
+  auto rank = static_cast<int64_t>(s->size());
+  int64_t axis = node.attrInt("axis", 0), a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= std::max<int64_t>(rank, 1))
+    return "its axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank);
+  Writer w{node, ctx};
+  Value *reversed, *last;
+  const Dim &d = (*s)[static_cast<size_t>(a)];
+  if (d.isValue()) {
+    std::vector<int64_t> ids(static_cast<size_t>(d.getValue()));
+    for (size_t i = 0; i < ids.size(); ++i)
+      ids[i] = d.getValue() - 1 - static_cast<int64_t>(i);
+    reversed = w.op("Gather", {x, w.constant(StepContext::int64s(ids), "reversed_ids")}, "reversed",
+                    Attribute::makeInt("axis", a));
+    last = w.constant(StepContext::int64s({d.getValue() - 1}, /*scalar=*/true), "last");
+  } else {
+    reversed = w.op("Slice",
+                    {x, w.constant(StepContext::int64s({-1}), "rev_start"),
+                     w.constant(StepContext::int64s({INT64_MIN}), "rev_end"),
+                     w.constant(StepContext::int64s({a}), "rev_axis"), w.constant(StepContext::int64s({-1}), "rev_step")},
+                    "reversed");
+    Value *n = w.op("Gather", {w.op("Shape", {x}, "shape"), w.constant(StepContext::int64s({a}, true), "axis_id")},
+                    "dim");
+    last = w.op("Sub", {n, w.intScalar(DataType::Int64, 1, "one")}, "last");
+  }
+  Value *first = w.op(node.opType().c_str(), {reversed}, "first",
+                      Attribute::makeInt("axis", a), Attribute::makeInt("keepdims", node.attrInt("keepdims", 1)));
+  w.become("Sub", {last, first});
+  return "";
+}
+
+/// Downgrade below 11 (Gemm): C became optional at 11; without it, a zero
+/// scalar of A's type (unidirectionally broadcast, beta * 0 adds nothing).
+std::string gemmBias11(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up || (node.numOperands() > 2 && node.operand(2)))
+    return "";
+  std::optional<DataType> t = node.operand(0) ? knownElemType(node.operand(0)) : std::nullopt;
+  if (!t || (!isFloatType(*t) && !isIntegerType(*t)))
+    return "its C is omitted (required before 11) and A's element type is unknown (for a zero C)";
+  std::vector<uint8_t> zero(elementSize(*t), 0);
+  node.resizeOperands(3);
+  node.setOperand(2, ctx.constantBefore(node, nodeBase(node, "zero_c"), Tensor::fromValues(*t, {}, zero)));
+  return "";
+}
+
 struct Bumps {
   const char *op;
   std::vector<int> versions;
@@ -443,6 +860,17 @@ void registerVersionBumps(AdapterRegistry &r) {
   r.addBoth("DequantizeLinear", 23, scaleTyped23);
   for (const char *op : {"RNN", "GRU", "LSTM"})
     r.addBoth(op, 14, layout14);
+  for (const char *op : {"Add", "Sub", "Mul", "Div"})
+    r.addBoth(op, 14, smallIntArith14);
+  r.addBoth("Min", 12, minMaxInts12);
+  r.addBoth("Max", 12, minMaxInts12);
+  r.addBoth("Clip", 12, clipInts12);
+  r.addBoth("Equal", 11, equalTyped11);
+  r.addBoth("Pow", 12, powTyped12);
+  r.addBoth("MaxPool", 12, maxPoolInts12);
+  r.addBoth("ArgMax", 12, selectLastIndex12);
+  r.addBoth("ArgMin", 12, selectLastIndex12);
+  r.addBoth("Gemm", 11, gemmBias11);
 }
 
 } // namespace opset
