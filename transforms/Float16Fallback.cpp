@@ -15,8 +15,10 @@
 #include "transforms/Passes.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace onnxslim {
@@ -74,6 +76,74 @@ std::vector<Node *> decisionChains(Graph &graph) {
   return out;
 }
 
+/// Beyond this magnitude a float32 value is kept out of float16 (its
+/// largest finite value is 65504): half of it, so that the rounding of a
+/// float16 computation near the bound does not overflow either.
+constexpr double kFloat16Headroom = 65504.0 / 2;
+
+/// The main-graph nodes that compute or read a float32 value whose
+/// magnitude, on the model check's first input sample, leaves float16's
+/// range (a finite value past kFloat16Headroom): what float16 would turn
+/// into inf. Found by running a copy of the model with every float32 node
+/// result as an output. Empty when that copy does not run.
+std::vector<Node *> overflowingNodes(Model &model, const ModelCheckOptions &check) {
+  Graph &graph = *model.graph();
+  std::vector<Value *> probed;
+  std::unordered_set<const Value *> outputs;
+  for (size_t i = 0; i < graph.numOutputs(); ++i)
+    outputs.insert(graph.output(i));
+  for (Node *n : graph.nodes())
+    for (Value *r : n->results())
+      if (r && !outputs.count(r) && r->type() && r->type()->isTensor() &&
+          r->type()->elemType() == DataType::Float)
+        probed.push_back(r);
+  if (probed.empty())
+    return {};
+  // The copy's values are found again by name (cloneModel keeps names).
+  std::unique_ptr<Model> probe = cloneModel(model);
+  if (!probe)
+    return {};
+  std::unordered_map<std::string, Value *> byName;
+  for (Node *n : probe->graph()->nodes())
+    for (Value *r : n->results())
+      if (r)
+        byName.emplace(r->name(), r);
+  size_t first = probe->graph()->numOutputs();
+  for (Value *v : probed) {
+    auto it = byName.find(v->name());
+    if (it == byName.end())
+      return {};
+    probe->graph()->addOutput(it->second, it->second->type());
+  }
+  std::unique_ptr<OutputChecker> run = createRuntimeOutputChecker(check);
+  std::string error;
+  if (!run->recordReference(*probe, error))
+    return {};
+  std::vector<std::shared_ptr<const Tensor>> values = run->referenceOutputs();
+  std::unordered_set<Node *> kept;
+  for (size_t i = 0; i < probed.size() && first + i < values.size(); ++i) {
+    const Tensor *t = values[first + i].get();
+    if (!t || t->dtype() != DataType::Float)
+      continue;
+    const float *x = t->dataAs<float>();
+    bool beyond = false;
+    for (int64_t k = 0, n = t->numElements(); k < n && !beyond; ++k)
+      beyond = std::isfinite(x[k]) && std::fabs(static_cast<double>(x[k])) > kFloat16Headroom;
+    if (!beyond)
+      continue;
+    // Computed in float32, and read in float32 by every node using it.
+    kept.insert(probed[i]->definingNode());
+    for (const Use *u : probed[i]->uses())
+      if (!u->isGraphOutput() && u->owner()->graph() == &graph)
+        kept.insert(u->owner());
+  }
+  std::vector<Node *> out;
+  for (Node *n : graph.nodes())
+    if (kept.count(n))
+      out.push_back(n);
+  return out;
+}
+
 } // namespace
 
 Float16Fallback float16Fallback(Model &model, const PassRegistry &registry, const ModelCheckOptions &check,
@@ -119,6 +189,19 @@ Float16Fallback float16Fallback(Model &model, const PassRegistry &registry, cons
     }
     return n->name();
   };
+  // Values float16 cannot hold (beyond what the conversion's own rule for
+  // constants sees) stay float32 first: where that is all it takes,
+  // nothing else is kept.
+  std::vector<Node *> overflowing = to == DataType::Float16 ? overflowingNodes(model, check) : std::vector<Node *>{};
+  for (Node *n : overflowing)
+    chains.push_back(nameOf(n));
+  if (!overflowing.empty() && within(0, why)) {
+    warn(std::to_string(overflowing.size()) + " node(s) compute or read values beyond " + type +
+         "'s range on the model check's inputs (past +-" + std::to_string(static_cast<int>(kFloat16Headroom)) +
+         ", half its largest): kept in float32");
+    result.keepNodes = chains;
+    return result;
+  }
   for (Node *n : decisionChains(*model.graph()))
     chains.push_back(nameOf(n));
   for (Node *n : model.graph()->nodes())
@@ -141,7 +224,8 @@ Float16Fallback float16Fallback(Model &model, const PassRegistry &registry, cons
     (within(mid, ignored) ? hi : lo) = mid;
   }
   warn(type + " outputs differ beyond " + type + "'s tolerance (" + tolerance + "):\n" + why +
-       "float32 kept for " + std::to_string(chains.size()) + " node(s) deciding comparisons and the first " +
+       "float32 kept for " + std::to_string(chains.size()) + " node(s) deciding comparisons" +
+       (to == DataType::Float16 ? " or computing beyond float16's range" : "") + ", and the first " +
        std::to_string(hi) + " of " + std::to_string(prefix.size()) + " nodes");
   prefix.resize(hi);
   chains.insert(chains.end(), prefix.begin(), prefix.end());

@@ -8,6 +8,11 @@
 // interpreter and, when the whole conversion leaves the tolerance, finds
 // the nodes to keep in float32:
 //
+//   - (float16) the nodes computing or reading a value that leaves
+//     float16's range on the model check's first input sample (a finite
+//     float32 value past half of 65504, found by running a copy with every
+//     float32 value as an output): float16 would make it inf. When keeping
+//     these is enough, nothing else is kept;
 //   - the decision chains: float comparisons (Equal, Less, Greater...),
 //     ArgMax/ArgMin and TopK, whose float16 rounding changes a decision
 //     rather than a value (a peak mask Equal(MaxPool(s), s) finds two peaks

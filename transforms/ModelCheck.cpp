@@ -48,6 +48,13 @@ public:
   }
 
   CheckFigures figures() const override { return figures_; }
+  std::vector<std::shared_ptr<const Tensor>> referenceOutputs() const override {
+    std::vector<std::shared_ptr<const Tensor>> out;
+    if (!reference_.empty())
+      for (const rt::RtValue &v : reference_.front())
+        out.push_back(v.kind == rt::RtValue::Kind::Tensor ? v.tensor : nullptr);
+    return out;
+  }
 
   void cancel() override { cancelled_ = true; }
 

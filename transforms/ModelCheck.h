@@ -55,6 +55,10 @@ public:
   virtual bool matchesReference(const Model &model, std::string &report) = 0;
   /// What the last matchesReference() measured (all zero before one ran).
   virtual CheckFigures figures() const { return {}; }
+  /// The reference run's outputs on the first sample, in graph-output
+  /// order (null where an output is not a tensor); empty before
+  /// recordReference() or when the checker keeps none.
+  virtual std::vector<std::shared_ptr<const Tensor>> referenceOutputs() const { return {}; }
   /// Execute: makes a run in progress (recordReference in another thread)
   /// stop soon with an error; the checker is not used afterwards.
   virtual void cancel() {}
