@@ -417,24 +417,28 @@ std::string ConvertOpsetPass::convertNode(Node &node, Model &model, int64_t from
       return "no adapter for " + step + " (" + node.opType() + " has no form at opset " + std::to_string(next) + ")";
     if (std::string why = fitSchema(node, next, dir); !why.empty())
       return step + ": " + why;
-    // What the adapter wrote is in its form at `next`: typed, then walked on.
+    // What the adapter wrote is in its form at the opset the step lands in
+    // (going down, the one just below the newer version: Slice-10 -> 1
+    // lands in 9): typed there, then walked on.
+    int64_t landed = dir == Direction::Down ? version - 1 : next;
     for (Node *c : ctx.created) {
-      // Inferred at `next` (the model still imports the source opset, under
-      // which Unsqueeze<axes> or ReduceSum<axes> would read as malformed).
+      // Inferred at `landed` (the model still imports the source opset,
+      // under which Unsqueeze<axes> or ReduceSum<axes> would read as
+      // malformed).
       OpsetId *def = nullptr;
       for (OpsetId &id : model.opsetImport)
         if (id.domain.empty() || id.domain == "ai.onnx")
           def = &id;
       int64_t saved = def ? def->version : 0;
       if (def)
-        def->version = next;
+        def->version = landed;
       for (size_t i = 0; i < c->numResults(); ++i)
         if (Value *r = c->result(i); r && !r->type())
           if (std::optional<Type> t = inferNodeResultType(*c, i))
             r->setType(std::move(*t));
       if (def)
         def->version = saved;
-      if (std::string why = convertNode(*c, model, next); !why.empty())
+      if (std::string why = convertNode(*c, model, landed); !why.empty())
         return step + ": its " + describe(*c) + ": " + why;
     }
     version = next;
