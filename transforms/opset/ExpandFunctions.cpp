@@ -19,7 +19,9 @@
 //                               one letter order, Mul, ReduceSum (constant
 //                               equation, known ranks)
 //   GatherElements (11)         Gather on the flattened data at linear
-//                               indices (static shapes)
+//                               indices (constant offsets for static
+//                               shapes, else from NonZero of the indices'
+//                               shape and the data's Shape: a known rank)
 //   CumSum (11)                 Slice/Add chain, Concat (static length; a
 //                               runtime axis picks among every axis' sum)
 //   Round (11)                  Floor and comparisons (half to even)
@@ -28,7 +30,7 @@
 //                               double
 //   IsInf (10)                  Greater/Less than the largest finite value
 //   ThresholdedRelu (10)        Where(x > alpha, x, 0)
-//   Bernoulli (15)              its body: RandomUniformLike, Greater, Cast
+//   Bernoulli (15)              RandomUniformLike, Less, Cast (1 with probability p)
 //   HannWindow, HammingWindow,  a constant for a constant size, else Range
 //     BlackmanWindow (17)       and Cos arithmetic (their bodies)
 //   DFT (17)                    MatMul with constant cos/sin matrices
@@ -664,49 +666,104 @@ std::string cumSumExpanded(Node &node, StepContext &ctx) {
 // GatherElements (opset 11)
 //===----------------------------------------------------------------------===//
 
-/// GatherElements-11 -> Gather on the flattened data (before 11), with the
-/// data's dims (but the first, unless axis is 0) and the indices' shape
-/// known: the linear index of out[i] is idx[i] * stride(axis) plus the
-/// constant sum of i_k * stride(k) over the other axes; negative indices
-/// are moved up by the axis' dim first.
+/// GatherElements-11 with shapes known only at run time (see
+/// gatherElementsExpanded): the position of every index element comes from
+/// NonZero of an all-true tensor of the indices' shape (its coordinates in
+/// row-major order, [r, N]), the data's strides from products of its Shape's
+/// dims; in int64:
+///   Before: y = GatherElements<axis = 1>(x[?, ?], i[?, ?])
+///   After:  d = Shape(x)
+///           s = Concat(Gather(d, [1]), [0])           (strides, 0 at the axis)
+///           p = NonZero(ConstantOfShape<value = bool {1}>(Shape(i)))
+///           o = Reshape(ReduceSum<axes = [0], keepdims = 0>(Mul(p, Reshape(s, [2, 1]))), Shape(i))
+///           n = Where(Less(i, 0), Add(i, Gather(d, 1)), i)
+///           l = Add(Mul(n, 1), o)                     (the axis' stride)
+///           y = Gather<axis = 0>(Reshape(x, [-1]), l)
+/// (NonZero is opset 9: older targets decline through the driver.)
+std::string gatherElementsRuntime(Body &b, Value *data, Value *idx, DataType it, int64_t r, int64_t axis) {
+  Value *i64 = it == DataType::Int64 ? idx : b.op("Cast", {idx}, "index64", {aInt("to", static_cast<int64_t>(DataType::Int64))});
+  Value *dshape = b.op("Shape", {data}, "data_shape");
+  // stride[k] = prod(d[k+1:]) as [1]-shaped pieces; the axis' piece is 0
+  // in the offsets (its coordinate is the index itself).
+  std::vector<Value *> stride(static_cast<size_t>(r));
+  if (axis != r - 1) // else the last stride is read nowhere
+    stride[static_cast<size_t>(r - 1)] = b.ints({1}, "stride" + std::to_string(r - 1));
+  for (int64_t k = r - 2; k >= 0; --k) {
+    Value *dim = b.op("Gather", {dshape, b.ints({k + 1}, "dim" + std::to_string(k + 1) + "_at")},
+                      "dim" + std::to_string(k + 1), {aInt("axis", 0)});
+    stride[static_cast<size_t>(k)] = k == r - 2 ? dim : b.op("Mul", {stride[static_cast<size_t>(k + 1)], dim},
+                                                             "stride" + std::to_string(k));
+  }
+  std::vector<Value *> pieces = stride;
+  pieces[static_cast<size_t>(axis)] = b.ints({0}, "axis_stride0");
+  Value *strides = r == 1 ? pieces[0] : b.op("Concat", pieces, "strides", {aInt("axis", 0)});
+  Value *column = b.op("Reshape", {strides, b.ints({r, 1}, "strides_shape")}, "strides_col");
+  Value *ishape = b.op("Shape", {idx}, "index_shape");
+  Value *all = b.op("ConstantOfShape", {ishape}, "all", {aTensor("value", typedTensor(DataType::Bool, {1}, {1}))});
+  Value *coords = b.op("NonZero", {all}, "coords");
+  Value *weighted = b.op("Mul", {coords, column}, "weighted");
+  Value *flatOff = b.axesOp("ReduceSum", weighted, {0}, "offsets_flat", {aInt("keepdims", 0)});
+  Value *offsets = b.op("Reshape", {flatOff, ishape}, "offsets");
+  Value *axisDim = b.op("Gather", {dshape, b.ints({axis}, "axis_at", true)}, "axis_dim", {aInt("axis", 0)});
+  Value *neg = b.op("Less", {i64, b.ints({0}, "zero", true)}, "negative");
+  Value *n = b.op("Where", {neg, b.op("Add", {i64, axisDim}, "wrapped"), i64}, "index");
+  if (axis != r - 1)
+    n = b.op("Mul", {n, stride[static_cast<size_t>(axis)]}, "scaled");
+  Value *lin = b.op("Add", {n, offsets}, "linear");
+  Value *flat = b.op("Reshape", {data, b.ints({-1}, "flat_shape")}, "flat");
+  b.finish("Gather", {flat, lin}, {aInt("axis", 0)});
+  return "";
+}
+
+/// GatherElements-11 -> Gather on the flattened data (before 11): the
+/// linear index of out[i] is idx[i] * stride(axis) plus the sum of i_k *
+/// stride(k) over the other axes; negative indices are moved up by the
+/// axis' dim first. With the data's dims (but the first, unless axis is 0)
+/// and the indices' shape static (at most 2^16 elements), the offsets are a
+/// constant:
 ///   Before: y = GatherElements<axis = 1>(x[2, 3], i[2, 2])
 ///   After:  n = Where(Less(i, 0), Add(i, 3), i)
 ///           l = Add(n, [[0, 0], [3, 3]])
 ///           f = Reshape(x, [-1])
 ///           y = Gather<axis = 0>(f, l)
+/// else (a known rank suffices) they are computed at run time: see
+/// gatherElementsRuntime.
 std::string gatherElementsExpanded(Node &node, StepContext &ctx) {
   Body b(node, ctx);
   Value *data = node.operand(0), *idx = node.operand(1);
   std::optional<Shape> ds = knownShape(data);
-  std::optional<std::vector<int64_t>> is = staticDims(idx);
+  std::optional<Shape> ishape = knownShape(idx);
   std::optional<DataType> it = knownElemType(idx);
-  if (!ds || !is || ds->size() != is->size() || ds->empty())
-    return "its data's rank or its indices' shape is unknown (the linear indices need them)";
-  if (!it)
-    return "its indices' element type is unknown";
-  int64_t r = static_cast<int64_t>(ds->size());
+  int64_t r = ds ? static_cast<int64_t>(ds->size()) : ishape ? static_cast<int64_t>(ishape->size()) : -1;
+  if (r < 0)
+    return "the rank of its data and indices is unknown (the linear indices need it)";
+  if (r == 0 || (ds && ishape && ds->size() != ishape->size()))
+    return "its data and indices do not have one rank of at least 1";
+  if (!it || (*it != DataType::Int32 && *it != DataType::Int64))
+    return "its indices' element type is " + typeName(it) + " (int32 or int64 expected)";
   int64_t axis = node.attrInt("axis", 0);
   if (axis < -r || axis >= r)
     return "its axis " + std::to_string(axis) + " is out of range";
   if (axis < 0)
     axis += r;
+  std::optional<std::vector<int64_t>> is = staticDims(idx);
   std::vector<int64_t> stride(static_cast<size_t>(r), 1);
-  for (int64_t k = r - 2; k >= 0; --k) {
+  bool known = ds && is && (*ds)[static_cast<size_t>(axis)].isValue();
+  for (int64_t k = r - 2; known && k >= 0; --k) {
     const Dim &d = (*ds)[static_cast<size_t>(k + 1)];
-    if (!d.isValue())
-      return "its data's dim " + std::to_string(k + 1) + " is not static (the linear indices need it)";
-    stride[static_cast<size_t>(k)] = stride[static_cast<size_t>(k + 1)] * d.getValue();
+    known = d.isValue();
+    if (known)
+      stride[static_cast<size_t>(k)] = stride[static_cast<size_t>(k + 1)] * d.getValue();
   }
-  const Dim &axisDim = (*ds)[static_cast<size_t>(axis)];
-  if (!axisDim.isValue())
-    return "its data's dim " + std::to_string(axis) + " (the axis) is not static (negative indices need it)";
   int64_t count = 1;
-  for (int64_t d : *is)
-    count *= d;
-  if (count > (int64_t{1} << 24))
-    return "its indices have " + std::to_string(count) + " elements (too many for the constant offsets)";
-  if (*it == DataType::Int32 && stride[0] * (*ds)[0].getValue() > INT32_MAX)
-    return "its data is too large for int32 linear indices";
+  if (known)
+    for (int64_t d : *is)
+      count *= d;
+  if (!known || count > (int64_t{1} << 16))
+    return gatherElementsRuntime(b, data, idx, *it, r, axis);
+  const Dim &axisDim = (*ds)[static_cast<size_t>(axis)];
+  if (*it == DataType::Int32 && (*ds)[0].isValue() && stride[0] * (*ds)[0].getValue() > INT32_MAX)
+    return gatherElementsRuntime(b, data, idx, *it, r, axis);
   std::vector<double> offsets(static_cast<size_t>(count), 0);
   std::vector<int64_t> pos(static_cast<size_t>(r), 0);
   for (int64_t e = 0; e < count; ++e) {
@@ -1357,12 +1414,15 @@ std::string stftExpanded(Node &node, StepContext &ctx) {
   return dftBody(b, frames, *et, 4, 2, c, frameLen, frameLen, false, onesided);
 }
 
-/// Bernoulli-15 -> its body (before 15); random, so only the shape, type
-/// and 0/1 values can be compared:
+/// Bernoulli-15 -> a draw per element (before 15); random, so only the
+/// shape, type and 0/1 values can be compared:
 ///     Before: y = Bernoulli<dtype = 11>(p)
 ///     After:  u = RandomUniformLike<low = 0.0, high = 1.0, dtype = p's type>(p)
-///             g = Greater(u, p)
-///             y = Cast<to = 11>(g)
+///             l = Less(u, p)
+///             y = Cast<to = 11>(l)
+/// 1 with probability p, as the op defines (and ONNX Runtime draws): the
+/// function body in onnx's schema compares Greater(u, p), which gives 1
+/// with probability 1 - p.
 std::string bernoulliExpanded(Node &node, StepContext &ctx) {
   Body b(node, ctx);
   Value *p = node.operand(0);
@@ -1374,8 +1434,8 @@ std::string bernoulliExpanded(Node &node, StepContext &ctx) {
     attrs.push_back(aFloat("seed", seed->f));
   int64_t to = node.attrInt("dtype", static_cast<int64_t>(*t));
   Value *u = b.op("RandomUniformLike", {p}, "uniform", attrs);
-  Value *g = b.op("Greater", {u, p}, "greater");
-  b.finish("Cast", {g}, {aInt("to", to)});
+  Value *l = b.op("Less", {u, p}, "drawn");
+  b.finish("Cast", {l}, {aInt("to", to)});
   return "";
 }
 
