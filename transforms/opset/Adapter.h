@@ -35,7 +35,12 @@
 //                           runtime Slice, GatherND, LessOrEqual...)
 //   ExpandFunctions.cpp     other ops newer than the target written out in
 //                           older ones (their ONNX function bodies: losses,
-//                           Celu, Shrink, Mish, Einsum, DFT, windows...)
+//                           Celu, Einsum, DFT, windows, quantized GEMMs...)
+//   ExpandElementwise.cpp   activations and element-wise functions (Mish,
+//                           Swish, Shrink, hyperbolic functions...),
+//                           Quantize/DequantizeLinear before 10, image ops
+//                           with function bodies (CenterCropPad, AffineGrid,
+//                           GridSample)
 //
 // An expansion is an adapter registered for the step below an op's first
 // version (op, since-version, Down): it writes the op's definition with
@@ -130,6 +135,8 @@ void registerScan(AdapterRegistry &registry);
 void registerTransformerExpansions(AdapterRegistry &registry);
 /// Other ops newer than the target (ExpandFunctions.cpp).
 void registerFunctionExpansions(AdapterRegistry &registry);
+/// Activations, element-wise functions, quantization (ExpandElementwise.cpp).
+void registerElementwiseExpansions(AdapterRegistry &registry);
 
 /// Every adapter above, built once.
 const AdapterRegistry &builtinAdapters();

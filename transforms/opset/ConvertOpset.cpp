@@ -78,6 +78,7 @@ const AdapterRegistry &builtinAdapters() {
     registerScan(r);
     registerTransformerExpansions(r);
     registerFunctionExpansions(r);
+    registerElementwiseExpansions(r);
     return r;
   }();
   return registry;
