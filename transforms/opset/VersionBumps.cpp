@@ -48,6 +48,8 @@
 //   ArgMax/ArgMin-12     select_last_index = 1: the axis reversed
 //                                                            (selectLastIndex12)
 //   Gemm-11              an omitted C: a zero scalar          (gemmBias11)
+//   DepthToSpace-11      mode = "CRD": Reshape, Transpose, Reshape (static
+//                        shape)                              (depthToSpace11)
 //
 // Steps that are not listed (DFT-20's axis input, and those with their own
 // files: Scan-9's batch axis, GroupNormalization-21's per-channel scale...)
@@ -781,6 +783,38 @@ std::string gemmBias11(Node &node, StepContext &ctx) {
   return "";
 }
 
+/// Downgrade below 11: DepthToSpace's mode = "CRD" (column, row, depth:
+/// the channel index is c * b * b + i * b + j), for an input of static
+/// shape [N, C, H, W] and blocksize b, as its spec's formula:
+///   t = Reshape(x, [N, C / (b * b), b, b, H, W])
+///   u = Transpose<perm = [0, 1, 4, 2, 5, 3]>(t)
+///   y = Identity(Reshape(u, [N, C / (b * b), H * b, W * b]))
+/// DCR (the default, what DepthToSpace-1 does) keeps the node.
+std::string depthToSpace11(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up || node.attrString("mode", "DCR") != "CRD")
+    return "";
+  std::optional<Shape> s = knownShape(node.operand(0));
+  int64_t b = node.attrInt("blocksize", 0);
+  if (!s || s->size() != 4 || std::any_of(s->begin(), s->end(), [](const Dim &d) { return !d.isValue(); }))
+    return "its mode 'CRD' needs opset 11, and its form from Reshape and Transpose needs a static 4-D input";
+  int64_t n = (*s)[0].getValue(), c = (*s)[1].getValue(), h = (*s)[2].getValue(), w = (*s)[3].getValue();
+  if (b <= 0 || c % (b * b) != 0)
+    return "its channels are not a multiple of blocksize squared";
+  Value *shape6 = ctx.constantBefore(node, nodeBase(node, "blocks_shape"), StepContext::int64s({n, c / (b * b), b, b, h, w}));
+  Node *t = ctx.nodeBefore(node, "Reshape", {node.operand(0), shape6}, nodeBase(node, "blocks"));
+  Node *u = ctx.nodeBefore(node, "Transpose", {t->result(0)}, nodeBase(node, "interleaved"));
+  u->setAttr(Attribute::makeInts("perm", {0, 1, 4, 2, 5, 3}));
+  Value *shape4 = ctx.constantBefore(node, nodeBase(node, "out_shape"), StepContext::int64s({n, c / (b * b), h * b, w * b}));
+  Node *y = ctx.nodeBefore(node, "Reshape", {u->result(0), shape4}, nodeBase(node, "space"));
+  // The node lands at version 1 of its new op's history: Identity-1 holds
+  // at every opset below 11, Reshape-1 (a shape attribute) would not.
+  node.attributes().clear();
+  node.setOpType("Identity");
+  node.resizeOperands(1);
+  node.setOperand(0, y->result(0));
+  return "";
+}
+
 struct Bumps {
   const char *op;
   std::vector<int> versions;
@@ -843,6 +877,7 @@ void registerVersionBumps(AdapterRegistry &r) {
   for (const char *op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
                          "ReduceMin", "ReduceProd", "ReduceSumSquare"})
     r.addBoth(op, 13, bump);
+  r.addBoth("DepthToSpace", 11, depthToSpace11);
   r.addBoth("QuantizeLinear", 13, scalarScale);
   r.addBoth("DequantizeLinear", 13, scalarScale);
   r.addBoth("ScatterElements", 18, noMinMaxReduction);
