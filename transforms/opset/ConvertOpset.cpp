@@ -1,9 +1,9 @@
 //===- transforms/opset/ConvertOpset.cpp - Default-domain opset conversion ===//
 //
-// convert-opset{target=N}: converts the model's default-domain (ai.onnx)
-// opset to N (7..24), up or down, in the main graph and every subgraph, and
-// updates the opset import (and, upgrading, the IR version when the target
-// needs a newer one).
+// convert-opset{target=N allow-decline=false}: converts the model's
+// default-domain (ai.onnx) opset to N (7..24), up or down, in the main
+// graph and every subgraph, and updates the opset import (and, upgrading,
+// the IR version when the target needs a newer one).
 //
 //   Before (opset 11):                     After (target=13):
 //     y = Squeeze<axes = [1]>(x)             axes = Constant<value = int64[1] {1}>()
@@ -21,14 +21,21 @@
 // (docs/Changelog.md). A node whose schema has the same since-version at
 // both opsets is left alone.
 //
+// An op the target lacks altogether is written out in older ops by the
+// adapter of the step below its first version (an expansion: its ONNX
+// definition, Adapter.h); what any adapter writes with nodeBefore is
+// typed and walked on to the target like the other nodes.
+//
 // Declined (nothing changes, a warning names the node, the op and the
-// step): a node without an adapter for one of its steps, an op with no form
-// at the target opset, a downgrade of something the older version cannot
-// express (a non-constant Squeeze axes input, an attribute the older version
-// lacks with a non-default value, an element type it does not take), and a
-// model with model-local functions (their bodies import opsets of their own).
-// The conversion is all or nothing: the graph is restored when a node
-// declines after others were converted.
+// step, and counts every declining node by op): a node without an adapter
+// for one of its steps, a downgrade of something the older opsets cannot
+// express exactly (a bfloat16 tensor below 13, optional or sequence types,
+// string ops, an unknown rank where a permutation needs one...), and a
+// model with model-local functions (their bodies import opsets of their
+// own). The conversion is all or nothing: the graph is restored when a node
+// declines after others were converted, unless allow-decline=true, which
+// converts every other node and leaves the declined ones at their own
+// version (the model is then not valid ONNX at the target).
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/opset/Adapter.h"
