@@ -37,12 +37,23 @@
 //                               (static signal length)
 //   STFT (17)                   Gather of the frames, window Mul, the DFT
 //                               matrix (static frame length)
-// Declined with their reason: MelWeightMatrix-17 (not written), the
-// Sequence ops below 11 ("sequence types need opset 11") and the Optional
-// ops below 15 ("optional types need opset 15"). Ops without an adapter
-// here (NonMaxSuppression, Unique, StringNormalizer, ReverseSequence, Det,
-// DynamicQuantizeLinear, ConvInteger, QLinearMatMul, BitShift below their
-// first versions) are declined by the driver.
+//   MelWeightMatrix (17)        its matrix as a constant (constant inputs)
+//   DynamicQuantizeLinear (11)  its body (the zero point's Clip and Round
+//                               by a QuantizeLinear of scale 1)
+//   MatMulInteger (10)          MatMul in int32 of the shifted operands
+//   ConvInteger (10)            Conv in float (exact: integer sums below
+//                               2^24, the operands split in 16 * hi + lo
+//                               when needed), Cast to int32
+//   BitShift (11)               Mul/Div by a gathered power of 2 in int64
+//                               (uint8/16/32)
+//   ReverseSequence (10)        Gather of the rows (time, batch) from
+//                               NonZero's grid
+// Declined with their reason: the Sequence ops below 11 ("sequence types
+// need opset 11"), the Optional ops below 15 ("optional types need opset
+// 15"), StringNormalizer-10 (strings), NonMaxSuppression-10 (greedy,
+// data-dependent output), Unique-11 (deduplication), Det-11 (pivoting),
+// QLinearMatMul-10 and QLinearConv-10 (requantization not reproduced
+// exactly), BitShift on uint64 (no exact int64 form).
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/opset/Adapter.h"
@@ -523,6 +534,28 @@ std::string modExpanded(Node &node, StepContext &ctx) {
   return "";
 }
 
+/// Writes Round(x) (half to even) of a float, double or float16 `x` in
+/// Floor and comparisons (see roundExpanded); the node makes the last Where
+/// when `finish`, Result: else the rounded value.
+Value *roundBody(Body &b, Value *x, DataType t, bool finish) {
+  double whole = t == DataType::Double ? 4503599627370496.0 : t == DataType::Float ? 8388608.0 : 1024.0;
+  Value *f = b.op("Floor", {x}, "floor");
+  Value *d = b.op("Sub", {x, f}, "fraction");
+  Value *half = b.scalar(t, 0.5, "half");
+  Value *two = b.scalar(t, 2, "two");
+  Value *odd = b.op("Sub", {f, b.op("Mul", {two, b.op("Floor", {b.op("Mul", {f, half}, "halved")}, "halved_floor")}, "even")},
+                    "odd");
+  Value *inner = b.op("Where", {b.op("Less", {d, half}, "below"), b.scalar(t, 0, "zero"), odd}, "tie");
+  Value *up = b.op("Where", {b.op("Greater", {d, half}, "above"), b.scalar(t, 1, "one"), inner}, "up");
+  Value *rounded = b.op("Add", {f, up}, "rounded");
+  Value *isWhole = b.op("Greater", {b.op("Abs", {x}, "abs"), b.scalar(t, whole, "whole")}, "is_whole");
+  if (finish) {
+    b.finish("Where", {isWhole, x, rounded});
+    return nullptr;
+  }
+  return b.op("Where", {isWhole, x, rounded}, "round");
+}
+
 /// Round-11 -> Floor and comparisons (before 11), half to even:
 ///     Before: y = Round(x)
 ///     After:  f = Floor(x)
@@ -538,18 +571,7 @@ std::string roundExpanded(Node &node, StepContext &ctx) {
   std::optional<DataType> t = knownElemType(x);
   if (!t || (*t != DataType::Float && *t != DataType::Double && *t != DataType::Float16))
     return "its input's element type is " + typeName(t) + " (float, double or float16 expected)";
-  double whole = *t == DataType::Double ? 4503599627370496.0 : *t == DataType::Float ? 8388608.0 : 1024.0;
-  Value *f = b.op("Floor", {x}, "floor");
-  Value *d = b.op("Sub", {x, f}, "fraction");
-  Value *half = b.scalar(*t, 0.5, "half");
-  Value *two = b.scalar(*t, 2, "two");
-  Value *odd = b.op("Sub", {f, b.op("Mul", {two, b.op("Floor", {b.op("Mul", {f, half}, "halved")}, "halved_floor")}, "even")},
-                    "odd");
-  Value *inner = b.op("Where", {b.op("Less", {d, half}, "below"), b.scalar(*t, 0, "zero"), odd}, "tie");
-  Value *up = b.op("Where", {b.op("Greater", {d, half}, "above"), b.scalar(*t, 1, "one"), inner}, "up");
-  Value *rounded = b.op("Add", {f, up}, "rounded");
-  Value *isWhole = b.op("Greater", {b.op("Abs", {x}, "abs"), b.scalar(*t, whole, "whole")}, "is_whole");
-  b.finish("Where", {isWhole, x, rounded});
+  roundBody(b, x, *t, true);
   return "";
 }
 
@@ -1439,12 +1461,344 @@ std::string bernoulliExpanded(Node &node, StepContext &ctx) {
   return "";
 }
 
-/// MelWeightMatrix-17: only constant inputs have a form (the matrix).
-std::string melExpanded(Node &node, StepContext &) {
-  for (size_t i = 0; i < 5; ++i)
-    if (!node.operand(i) || !constantTensor(node.operand(i)))
+/// The scalar of a constant float/double/float16 operand, or nullopt.
+std::optional<double> constantScalar(const Value *v, DataType &type) {
+  TensorPtr t = v ? constantTensor(v) : nullptr;
+  if (!t || t->numElements() != 1)
+    return std::nullopt;
+  type = t->dtype();
+  switch (t->dtype()) {
+  case DataType::Float: return t->at<float>(0);
+  case DataType::Double: return t->at<double>(0);
+  case DataType::Float16: return rt::halfBitsToFloat(t->at<uint16_t>(0));
+  default: return std::nullopt;
+  }
+}
+
+/// MelWeightMatrix-17 with constant inputs -> the matrix as a Constant
+/// (before 17), computed as the spec's reference does: the mel edges
+/// 2595 log10(1 + f / 700) in the edges' type (float: float32), num_mel_bins
+/// + 2 points mel_step apart mapped back to hertz and to DFT bins
+/// floor((dft_length + 1) * hz / sample_rate) in double, and triangles
+/// rising from each bin to the next and falling to the one after:
+///     Before: m = MelWeightMatrix(8, 16, 8192, 0.0, 4096.0)
+///     After:  m = Constant<value = float[9, 8] {...}>()
+std::string melExpanded(Node &node, StepContext &ctx) {
+  Body b(node, ctx);
+  std::vector<int64_t> ints;
+  for (size_t i = 0; i < 3; ++i) {
+    std::optional<std::vector<int64_t>> v = constantIntsOperand(node, i);
+    if (!v || v->size() != 1)
       return "its input " + std::to_string(i) + " is not a constant (only a constant matrix is written)";
-  return "its inputs are constants: fold it first (the matrix is not written here)";
+    ints.push_back((*v)[0]);
+  }
+  DataType lt = DataType::Undefined, ut = DataType::Undefined;
+  std::optional<double> lower = constantScalar(node.operand(3), lt), upper = constantScalar(node.operand(4), ut);
+  if (!lower || !upper)
+    return "its edge frequencies are not float constants (only a constant matrix is written)";
+  int64_t mels = ints[0], dft = ints[1], rate = ints[2];
+  DataType outType = static_cast<DataType>(node.attrInt("output_datatype", 1));
+  if (!typedTensor(outType, {}, {0}))
+    return "its output_datatype " + dataTypeName(outType) + " is not a numeric type";
+  if (mels <= 0 || dft <= 0 || rate <= 0 || mels > 4096 || dft > (int64_t{1} << 20))
+    return "its sizes (" + std::to_string(mels) + " bins, DFT length " + std::to_string(dft) + ", rate " +
+           std::to_string(rate) + ") are out of range";
+  int64_t spectrum = dft / 2 + 1;
+  if (spectrum * mels > (int64_t{1} << 24))
+    return "its matrix would have " + std::to_string(spectrum * mels) + " entries (too many for a constant)";
+  double lowMel, step;
+  if (lt == DataType::Double && ut == DataType::Double) {
+    lowMel = 2595.0 * std::log10(1.0 + *lower / 700.0);
+    double highMel = 2595.0 * std::log10(1.0 + *upper / 700.0);
+    step = (highMel - lowMel) / static_cast<double>(mels + 2);
+  } else {
+    float lo = 2595.0f * std::log10(1.0f + static_cast<float>(*lower) / 700.0f);
+    float hi = 2595.0f * std::log10(1.0f + static_cast<float>(*upper) / 700.0f);
+    lowMel = lo;
+    step = static_cast<float>((hi - lo) / static_cast<float>(mels + 2));
+  }
+  std::vector<int64_t> bins(static_cast<size_t>(mels + 2));
+  for (int64_t i = 0; i < mels + 2; ++i) {
+    double mel = static_cast<double>(i) * step + lowMel;
+    double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
+    bins[static_cast<size_t>(i)] = static_cast<int64_t>(std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate)));
+  }
+  std::vector<double> m(static_cast<size_t>(spectrum * mels), 0.0);
+  auto at = [&](int64_t j, int64_t i) -> double * {
+    return j >= 0 && j < spectrum ? &m[static_cast<size_t>(j * mels + i)] : nullptr;
+  };
+  for (int64_t i = 0; i < mels; ++i) {
+    int64_t left = bins[static_cast<size_t>(i)], center = bins[static_cast<size_t>(i + 1)],
+            right = bins[static_cast<size_t>(i + 2)];
+    int64_t up = center - left, down = right - center;
+    for (int64_t j = up == 0 ? center : left; j <= center; ++j) {
+      double *e = at(j, i);
+      if (!e)
+        return "its bin " + std::to_string(j) + " falls outside the " + std::to_string(spectrum) +
+               " spectrogram bins (the reference fails there)";
+      *e = up == 0 ? 1.0 : static_cast<double>(j - left) / static_cast<double>(up);
+    }
+    for (int64_t j = center; down > 0 && j < right; ++j) {
+      double *e = at(j, i);
+      if (!e)
+        return "its bin " + std::to_string(j) + " falls outside the " + std::to_string(spectrum) +
+               " spectrogram bins (the reference fails there)";
+      *e = static_cast<double>(right - j) / static_cast<double>(down);
+    }
+  }
+  (void)ctx;
+  b.finish("Constant", {}, {aTensor("value", typedTensor(outType, {spectrum, mels}, m))});
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Quantization (opsets 10 and 11)
+//===----------------------------------------------------------------------===//
+
+/// The copyable form of the int, ints and string attributes of `node`
+/// (Conv's), for the node an expansion writes.
+std::vector<Attr> copyAttrs(const Node &node) {
+  std::vector<Attr> out;
+  for (const Attribute &a : node.attributes()) {
+    if (a.kind == AttrKind::Int)
+      out.push_back(aInt(a.name, a.i));
+    else if (a.kind == AttrKind::Ints)
+      out.push_back(aInts(a.name, a.ints));
+    else if (a.kind == AttrKind::String)
+      out.push_back(Attr{Attr::String, a.name, 0, {}, 0, a.s, {}});
+  }
+  return out;
+}
+
+/// DynamicQuantizeLinear-11 -> its function body (before 11), with the
+/// zero point's Clip and Round done by a QuantizeLinear of scale 1 (which
+/// saturates to [0, 255] and rounds half to even, as Clip and Round do),
+/// and the scale of an all-zero input 1 (ONNX Runtime's choice; the body
+/// divides 0 by 0 there):
+///     Before: y, s, z = DynamicQuantizeLinear(x)
+///     After:  lo = Min(ReduceMin<keepdims = 0>(x), 0.0)
+///             hi = Max(ReduceMax<keepdims = 0>(x), 0.0)
+///             r = Sub(hi, lo)
+///             s = Where(Not(Greater(r, 0.0)), 1.0, Div(r, 255.0))
+///             z = QuantizeLinear(Sub(0.0, Div(lo, s)), 1.0, uint8 0)
+///             y = QuantizeLinear(x, s, z)
+std::string dynamicQuantizeExpanded(Node &node, StepContext &ctx) {
+  Body b(node, ctx);
+  Value *x = node.operand(0);
+  std::optional<DataType> t = knownElemType(x);
+  if (t != DataType::Float)
+    return "its input's element type is " + typeName(t) + " (float expected)";
+  DataType f = DataType::Float;
+  Value *zero = b.scalar(f, 0, "zero");
+  Value *lo = b.op("Min", {b.op("ReduceMin", {x}, "x_min", {aInt("keepdims", 0)}), zero}, "min_adjusted");
+  Value *hi = b.op("Max", {b.op("ReduceMax", {x}, "x_max", {aInt("keepdims", 0)}), zero}, "max_adjusted");
+  Value *range = b.op("Sub", {hi, lo}, "range");
+  Value *flat = b.op("Not", {b.op("Greater", {range, zero}, "nonzero_range")}, "zero_range");
+  Value *one = b.scalar(f, 1, "one");
+  Value *scale = b.op("Where", {flat, one, b.op("Div", {range, b.scalar(f, 255, "qmax")}, "range_scaled")}, "scale");
+  Value *initial = b.op("Sub", {zero, b.op("Div", {lo, scale}, "min_scaled")}, "zero_point_fp");
+  Value *zp = b.op("QuantizeLinear", {initial, one, b.constant(DataType::UInt8, {}, {0}, "u8_zero")}, "zero_point");
+  b.moveResult(2, zp);
+  b.moveResult(1, scale);
+  b.finish("QuantizeLinear", {x, scale, zp});
+  return "";
+}
+
+/// MatMulInteger-10 -> MatMul in int32 (before 10): the int32 sums
+/// MatMulInteger defines (its output is int32):
+///     Before: y = MatMulInteger(a, b, az, bz)
+///     After:  a32 = Sub(Cast<to = 6>(a), Cast<to = 6>(az))
+///             b32 = Sub(Cast<to = 6>(b), Cast<to = 6>(bz))
+///             y = MatMul(a32, b32)
+/// A 1-D per-row a_zero_point [M] is made [M, 1] first (the other forms
+/// broadcast as they are).
+std::string matMulIntegerExpanded(Node &node, StepContext &ctx) {
+  Body b(node, ctx);
+  auto side = [&](size_t i, size_t z, std::string_view what, bool perRow, std::string &why) -> Value * {
+    Value *v = b.op("Cast", {node.operand(i)}, std::string(what) + "_i32", {aInt("to", static_cast<int64_t>(DataType::Int32))});
+    Value *zp = node.numOperands() > z ? node.operand(z) : nullptr;
+    if (!zp)
+      return v;
+    int64_t zr = rankOf(zp);
+    if (zr < 0) {
+      why = "the rank of its " + std::string(what) + "_zero_point is unknown";
+      return nullptr;
+    }
+    Value *zv = b.op("Cast", {zp}, std::string(what) + "_zero_point_i32", {aInt("to", static_cast<int64_t>(DataType::Int32))});
+    if (perRow && zr == 1 && rankOf(node.operand(i)) != 1)
+      zv = b.axesOp("Unsqueeze", zv, {1}, std::string(what) + "_zero_point_col");
+    return b.op("Sub", {v, zv}, std::string(what) + "_centered");
+  };
+  std::string why;
+  Value *a = side(0, 2, "a", true, why);
+  Value *c = why.empty() ? side(1, 3, "b", false, why) : nullptr;
+  if (!why.empty())
+    return why;
+  b.finish("MatMul", {a, c});
+  return "";
+}
+
+/// ConvInteger-10 -> Conv in float (before 10; ONNX Runtime's Conv takes
+/// float only), exact because every partial sum is an integer below 2^24:
+/// the K = C/group * prod(kernel) products of the zero-point-shifted
+/// values are at most 255 * 255 each; when K * 255^2 reaches 2^24 the
+/// input is split into 16 * hi + lo (lo in [0, 15]) and, further, the
+/// weights too, each Conv summed in int32 after a Cast:
+///     Before: y = ConvInteger<pads = [1, 1, 1, 1]>(x, w, xz)
+///     After:  xf = Sub(Cast<to = 1>(x), Cast<to = 1>(xz))
+///             wf = Cast<to = 1>(w)
+///             c = Conv<pads = [1, 1, 1, 1]>(xf, wf)     (padding: 0 = the zero point)
+///             y = Cast<to = 6>(c)
+/// A 1-D w_zero_point [M] is reshaped to [M, 1, ...]; the weights' dims
+/// but the first must be static (K bounds the sums).
+std::string convIntegerExpanded(Node &node, StepContext &ctx) {
+  Body b(node, ctx);
+  Value *x = node.operand(0), *w = node.operand(1);
+  Value *xz = node.numOperands() > 2 ? node.operand(2) : nullptr, *wz = node.numOperands() > 3 ? node.operand(3) : nullptr;
+  std::optional<Shape> ws = knownShape(w);
+  if (!ws || ws->size() < 3)
+    return "its weights' rank is unknown";
+  int64_t k = 1;
+  for (size_t d = 1; d < ws->size(); ++d) {
+    if (!(*ws)[d].isValue())
+      return "its weights' dim " + std::to_string(d) + " is not static (the exactness bound needs it)";
+    k *= (*ws)[d].getValue();
+  }
+  int64_t split = k * 255 * 255 < (int64_t{1} << 24) ? 0 : k * 16 * 255 < (int64_t{1} << 24) ? 1
+                  : k * 16 * 16 < (int64_t{1} << 24) ? 2 : 3;
+  if (split == 3)
+    return "its sums run over " + std::to_string(k) + " products (float sums are exact up to 65535)";
+  DataType f = DataType::Float;
+  auto fp = [&](Value *v, std::string_view what) { return b.op("Cast", {v}, what, {aInt("to", static_cast<int64_t>(f))}); };
+  Value *xf = fp(x, "x_fp");
+  if (xz)
+    xf = b.op("Sub", {xf, fp(xz, "x_zero_point_fp")}, "x_centered");
+  Value *wf = fp(w, "w_fp");
+  if (wz) {
+    int64_t zr = rankOf(wz);
+    if (zr < 0)
+      return "the rank of its w_zero_point is unknown";
+    Value *zv = fp(wz, "w_zero_point_fp");
+    if (zr == 1) {
+      std::vector<int64_t> shape(ws->size(), 1);
+      shape[0] = -1;
+      zv = b.op("Reshape", {zv, b.ints(shape, "w_zero_point_shape")}, "w_zero_point_col");
+    }
+    wf = b.op("Sub", {wf, zv}, "w_centered");
+  }
+  std::vector<Attr> convAttrs = copyAttrs(node);
+  Value *sixteen = b.scalar(f, 16, "sixteen");
+  auto parts = [&](Value *v, bool doSplit, std::string_view what) -> std::vector<Value *> {
+    if (!doSplit)
+      return {v};
+    Value *hi = b.op("Floor", {b.op("Div", {v, sixteen}, std::string(what) + "_div16")}, std::string(what) + "_hi");
+    Value *lo = b.op("Sub", {v, b.op("Mul", {hi, sixteen}, std::string(what) + "_hi16")}, std::string(what) + "_lo");
+    return {hi, lo};
+  };
+  std::vector<Value *> xs = parts(xf, split >= 1, "x"), wsplit = parts(wf, split >= 2, "w");
+  if (split == 0) {
+    Value *c = b.op("Conv", {xf, wf}, "conv", convAttrs);
+    b.finish("Cast", {c}, {aInt("to", static_cast<int64_t>(DataType::Int32))});
+    return "";
+  }
+  // sum over the parts: x_hi scales by 16, w_hi by 16, in int32.
+  Value *acc = nullptr;
+  for (size_t i = 0; i < xs.size(); ++i)
+    for (size_t j = 0; j < wsplit.size(); ++j) {
+      std::string tag = std::to_string(i) + std::to_string(j);
+      Value *c = b.op("Conv", {xs[i], wsplit[j]}, "conv" + tag, convAttrs);
+      Value *ci = b.op("Cast", {c}, "conv" + tag + "_i32", {aInt("to", static_cast<int64_t>(DataType::Int32))});
+      int64_t scale = (xs.size() == 2 && i == 0 ? 16 : 1) * (wsplit.size() == 2 && j == 0 ? 16 : 1);
+      if (scale != 1)
+        ci = b.op("Mul", {ci, b.constant(DataType::Int32, {}, {static_cast<double>(scale)}, "scale" + tag)}, "conv" + tag + "_scaled");
+      acc = acc ? b.op("Add", {acc, ci}, "sum" + tag) : ci;
+    }
+  b.finishWith(acc);
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// BitShift (opset 11), ReverseSequence (opset 10)
+//===----------------------------------------------------------------------===//
+
+/// BitShift-11 -> integer arithmetic in int64 (before 11; ONNX Runtime's
+/// Mul and Div below 13 take no unsigned types), for uint8, uint16 and
+/// uint32 (uint64 has no exact form in int64): the power 2^y is a Gather
+/// from the constant [1, 2, 4, ...] (y must be below the bit width, which
+/// the spec leaves undefined past it), LEFT wraps to the width:
+///     Before: z = BitShift<direction = "LEFT">(x, y)          (uint8)
+///     After:  p = Gather([1, 2, ..., 128], Cast<to = 7>(y))
+///             m = Mul(Cast<to = 7>(x), p)
+///             z = Cast<to = 2>(Sub(m, Mul(Div(m, 256), 256)))
+///     RIGHT:  z = Cast<to = 2>(Div(Cast<to = 7>(x), p))
+std::string bitShiftExpanded(Node &node, StepContext &ctx) {
+  Body b(node, ctx);
+  Value *x = node.operand(0), *y = node.operand(1);
+  std::optional<DataType> t = knownElemType(x);
+  int bits = t == DataType::UInt8 ? 8 : t == DataType::UInt16 ? 16 : t == DataType::UInt32 ? 32 : 0;
+  if (!bits)
+    return "its element type is " + typeName(t) + " (uint8, uint16 and uint32 are written in int64; " +
+           "uint64 has no exact form before opset 11)";
+  std::string dir = node.attrString("direction", "");
+  if (dir != "LEFT" && dir != "RIGHT")
+    return "its direction '" + dir + "' is not LEFT or RIGHT";
+  DataType i64 = DataType::Int64;
+  std::vector<int64_t> powers;
+  for (int k = 0; k < bits; ++k)
+    powers.push_back(int64_t{1} << k);
+  Value *x64 = b.op("Cast", {x}, "x_i64", {aInt("to", static_cast<int64_t>(i64))});
+  Value *y64 = b.op("Cast", {y}, "y_i64", {aInt("to", static_cast<int64_t>(i64))});
+  Value *pow = b.op("Gather", {b.ints(powers, "powers"), y64}, "power", {aInt("axis", 0)});
+  Value *res = nullptr;
+  if (dir == "RIGHT") {
+    res = b.op("Div", {x64, pow}, "shifted");
+  } else {
+    Value *m = b.op("Mul", {x64, pow}, "shifted");
+    Value *wrap = b.ints({int64_t{1} << bits}, "modulus", true);
+    res = b.op("Sub", {m, b.op("Mul", {b.op("Div", {m, wrap}, "carry"), wrap}, "carried")}, "wrapped");
+  }
+  b.finish("Cast", {res}, {aInt("to", static_cast<int64_t>(*t))});
+  return "";
+}
+
+/// ReverseSequence-10 -> a Gather of rows (before 10): x's first two dims
+/// (time and batch, in the order of time_axis) are merged by Flatten; the
+/// row of each (i, j), in row-major order from NonZero of an all-true
+/// [d0, d1], reads time t' = len - 1 - t where t < len (len =
+/// sequence_lens[batch]), else t:
+///     Before: y = ReverseSequence<time_axis = 0, batch_axis = 1>(x, lens)
+///     After:  s = Shape(x)
+///             g = NonZero(ConstantOfShape<value = bool {1}>(Gather(s, [0, 1])))
+///             t = Gather(g, 0), n = Gather(g, 1), l = Gather(lens, n)
+///             u = Where(Less(t, l), Sub(Sub(l, 1), t), t)
+///             r = Add(Mul(u, Gather(s, 1)), n)
+///             y = Reshape(Gather(Flatten<axis = 2>(x), r), s)
+std::string reverseSequenceExpanded(Node &node, StepContext &ctx) {
+  Body b(node, ctx);
+  Value *x = node.operand(0), *lens = node.operand(1);
+  int64_t timeAxis = node.attrInt("time_axis", 0), batchAxis = node.attrInt("batch_axis", 1);
+  if (!((timeAxis == 0 && batchAxis == 1) || (timeAxis == 1 && batchAxis == 0)))
+    return "its time_axis and batch_axis are not 0 and 1";
+  if (knownElemType(lens) != DataType::Int64)
+    return "its sequence_lens' element type is " + typeName(knownElemType(lens)) + " (int64 expected)";
+  Value *shape = b.op("Shape", {x}, "shape");
+  Value *lead = b.op("Gather", {shape, b.ints({0, 1}, "lead_at")}, "lead", {aInt("axis", 0)});
+  Value *all = b.op("ConstantOfShape", {lead}, "all", {aTensor("value", typedTensor(DataType::Bool, {1}, {1}))});
+  Value *grid = b.op("NonZero", {all}, "grid");
+  Value *c0 = b.op("Gather", {grid, b.ints({0}, "row0", true)}, "coord0", {aInt("axis", 0)});
+  Value *c1 = b.op("Gather", {grid, b.ints({1}, "row1", true)}, "coord1", {aInt("axis", 0)});
+  Value *t = timeAxis == 0 ? c0 : c1, *n = timeAxis == 0 ? c1 : c0;
+  Value *len = b.op("Gather", {lens, n}, "length", {aInt("axis", 0)});
+  Value *one = b.ints({1}, "one", true);
+  Value *mirrored = b.op("Sub", {b.op("Sub", {len, one}, "last"), t}, "mirrored");
+  Value *u = b.op("Where", {b.op("Less", {t, len}, "inside"), mirrored, t}, "source");
+  Value *first = timeAxis == 0 ? u : n, *second = timeAxis == 0 ? n : u;
+  Value *d1 = b.op("Gather", {shape, b.ints({1}, "dim1_at", true)}, "dim1", {aInt("axis", 0)});
+  Value *row = b.op("Add", {b.op("Mul", {first, d1}, "row_base"), second}, "row");
+  Value *flat = b.op("Flatten", {x}, "rows", {aInt("axis", 2)});
+  Value *g = b.op("Gather", {flat, row}, "gathered", {aInt("axis", 0)});
+  b.finish("Reshape", {g, shape});
+  return "";
 }
 
 //===----------------------------------------------------------------------===//
@@ -1453,6 +1807,25 @@ std::string melExpanded(Node &node, StepContext &) {
 
 std::string needsSequenceTypes(Node &, StepContext &) { return "sequence types need opset 11"; }
 std::string needsOptionalTypes(Node &, StepContext &) { return "optional types need opset 15"; }
+std::string stringOpDeclined(Node &, StepContext &) {
+  return "it normalizes strings (case change, stopwords), which no older operator does";
+}
+std::string nmsDeclined(Node &, StepContext &) {
+  return "its greedy suppression (each kept box removes the later ones it overlaps, a data-dependent number of "
+         "outputs) has no exact form in older operators";
+}
+std::string uniqueDeclined(Node &, StepContext &) {
+  return "it deduplicates (its outputs' length is the number of distinct values or slices, known only at run "
+         "time), which no older operator does";
+}
+std::string detDeclined(Node &, StepContext &) {
+  return "a determinant needs a pivoted elimination (a data-dependent choice of rows at each step); no exact form "
+         "in older operators";
+}
+std::string qlinearDeclined(Node &, StepContext &) {
+  return "its requantization (an int32 accumulator scaled by a float multiplier, rounded and saturated) is not "
+         "reproduced exactly in older operators";
+}
 
 } // namespace
 
@@ -1473,6 +1846,17 @@ void registerFunctionExpansions(AdapterRegistry &r) {
   r.add("STFT", 17, Direction::Down, stftExpanded);
   r.add("MelWeightMatrix", 17, Direction::Down, melExpanded);
   r.add("Bernoulli", 15, Direction::Down, bernoulliExpanded);
+  r.add("DynamicQuantizeLinear", 11, Direction::Down, dynamicQuantizeExpanded);
+  r.add("MatMulInteger", 10, Direction::Down, matMulIntegerExpanded);
+  r.add("ConvInteger", 10, Direction::Down, convIntegerExpanded);
+  r.add("BitShift", 11, Direction::Down, bitShiftExpanded);
+  r.add("ReverseSequence", 10, Direction::Down, reverseSequenceExpanded);
+  r.add("StringNormalizer", 10, Direction::Down, stringOpDeclined);
+  r.add("NonMaxSuppression", 10, Direction::Down, nmsDeclined);
+  r.add("Unique", 11, Direction::Down, uniqueDeclined);
+  r.add("Det", 11, Direction::Down, detDeclined);
+  r.add("QLinearMatMul", 10, Direction::Down, qlinearDeclined);
+  r.add("QLinearConv", 10, Direction::Down, qlinearDeclined);
   for (const char *op : {"SequenceConstruct", "SequenceEmpty", "SequenceAt", "SequenceInsert", "SequenceErase",
                          "SequenceLength", "SplitToSequence", "ConcatFromSequence"})
     r.add(op, 11, Direction::Down, needsSequenceTypes);
