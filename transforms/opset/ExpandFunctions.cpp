@@ -53,7 +53,8 @@
 // 15"), StringNormalizer-10 (strings), NonMaxSuppression-10 (greedy,
 // data-dependent output), Unique-11 (deduplication), Det-11 (pivoting),
 // QLinearMatMul-10 and QLinearConv-10 (requantization not reproduced
-// exactly), BitShift on uint64 (no exact int64 form).
+// exactly), BitShift on uint64 (no exact int64 form), SequenceMap-17 (its
+// Loop form is not written; below 13 Loop carries no sequences).
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/opset/Adapter.h"
@@ -1822,6 +1823,11 @@ std::string detDeclined(Node &, StepContext &) {
   return "a determinant needs a pivoted elimination (a data-dependent choice of rows at each step); no exact form "
          "in older operators";
 }
+std::string sequenceMapDeclined(Node &, StepContext &ctx) {
+  if (ctx.target < 13)
+    return "its Loop form carries sequences, which Loop takes from opset 13";
+  return "not written yet (its Loop form: SequenceAt, the body, SequenceInsert)";
+}
 std::string qlinearDeclined(Node &, StepContext &) {
   return "its requantization (an int32 accumulator scaled by a float multiplier, rounded and saturated) is not "
          "reproduced exactly in older operators";
@@ -1855,6 +1861,7 @@ void registerFunctionExpansions(AdapterRegistry &r) {
   r.add("NonMaxSuppression", 10, Direction::Down, nmsDeclined);
   r.add("Unique", 11, Direction::Down, uniqueDeclined);
   r.add("Det", 11, Direction::Down, detDeclined);
+  r.add("SequenceMap", 17, Direction::Down, sequenceMapDeclined);
   r.add("QLinearMatMul", 10, Direction::Down, qlinearDeclined);
   r.add("QLinearConv", 10, Direction::Down, qlinearDeclined);
   for (const char *op : {"SequenceConstruct", "SequenceEmpty", "SequenceAt", "SequenceInsert", "SequenceErase",
