@@ -568,7 +568,7 @@ std::string gridSampleExpanded(Node &node, StepContext &ctx) {
     std::string at = "p" + std::to_string(iy) + std::to_string(ix);
     Value *lin = b.op("Add", {b.op("Mul", {ys.index[iy], wc}, at + "_row"), xs.index[ix]}, at + "_lin");
     Value *idx = b.op("Add", {b.op("Cast", {lin}, at + "_int", {castTo(DataType::Int64)}), offsets}, at + "_idx");
-    Value *v = b.op("Gather", {flat, idx}, at, {aInt("axis", 0)});
+    Value *v = b.op("Gather", {flat, idx}, at);
     if (xs.inside.empty())
       return v;
     Value *in = b.op("And", {ys.inside[iy], xs.inside[ix]}, at + "_inside");
