@@ -26,6 +26,9 @@
 //                               input at computed indices, weights from the
 //                               grid (bilinear, nearest, bicubic; zeros,
 //                               border, reflection; align_corners)
+//   CenterCropPad (18)          Slice then Pad (constant shape, static dims)
+//   AffineGrid (20)             MatMul of a constant base grid with theta
+//                               (constant size; 2-D and 3-D)
 //   Expand (8)                  Reshape + Tile (static shapes)
 //   ConstantOfShape (9),        a Constant (constant shape / static input
 //     EyeLike (9)               shape)
@@ -41,6 +44,7 @@
 #include "runtime/Float16.h"
 #include "transforms/ValueUtils.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -665,6 +669,120 @@ std::string gridSampleExpanded(Node &node, StepContext &ctx) {
 }
 
 //===----------------------------------------------------------------------===//
+// CenterCropPad (opset 18), AffineGrid (opset 20)
+//===----------------------------------------------------------------------===//
+
+/// CenterCropPad-18 -> Slice then Pad (before 18), for a constant shape and
+/// static dims on the axes it changes: an axis of size n going to s is
+/// cropped from (n - s) / 2 (rounded down) or padded with zeros, (s - n) / 2
+/// (rounded down) before, the rest after, as the reference does.
+///     Before: y = CenterCropPad(x[5, 2], Constant<[3, 4]>)
+///     After:  c = Slice(x, [1], [4], [0])
+///             y = Pad(c, [0, 1, 0, 1])
+std::string centerCropPadExpanded(Node &node, StepContext &ctx) {
+  Value *x = node.operand(0);
+  std::optional<Shape> xs = x ? knownShape(x) : std::nullopt;
+  std::optional<std::vector<int64_t>> shape = constantIntsOperand(node, 1);
+  if (!xs || !shape)
+    return "its input's rank is unknown or its shape is not a constant (the Slice and Pad amounts are constants)";
+  int64_t r = static_cast<int64_t>(xs->size());
+  std::vector<int64_t> axes = node.attrInts("axes", {});
+  if (axes.empty())
+    for (int64_t i = 0; i < static_cast<int64_t>(shape->size()); ++i)
+      axes.push_back(i);
+  if (axes.size() != shape->size())
+    return "its shape and axes differ in length";
+  std::vector<int64_t> starts, ends, sliceAxes, pads(static_cast<size_t>(2 * r), 0);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t a = axes[k] < 0 ? axes[k] + r : axes[k];
+    if (a < 0 || a >= r)
+      return "its axis " + std::to_string(axes[k]) + " is out of range";
+    const Dim &d = (*xs)[static_cast<size_t>(a)];
+    if (!d.isValue())
+      return "its input's dim " + std::to_string(a) + " is not static";
+    int64_t n = d.getValue(), want = (*shape)[k];
+    if (want < n) {
+      sliceAxes.push_back(a);
+      starts.push_back((n - want) / 2);
+      ends.push_back((n - want) / 2 + want);
+    } else if (want > n) {
+      pads[static_cast<size_t>(a)] = (want - n) / 2;
+      pads[static_cast<size_t>(a + r)] = want - n - (want - n) / 2;
+    }
+  }
+  bool pad = std::any_of(pads.begin(), pads.end(), [](int64_t v) { return v != 0; });
+  Body b(node, ctx);
+  Value *v = x;
+  if (!sliceAxes.empty()) {
+    std::vector<Value *> in{x, b.ints(starts, "starts"), b.ints(ends, "ends"), b.ints(sliceAxes, "axes")};
+    if (!pad) {
+      b.finish("Slice", in);
+      return "";
+    }
+    v = b.op("Slice", in, "cropped");
+  }
+  if (!pad) {
+    b.finish("Identity", {v});
+    return "";
+  }
+  b.finish("Pad", {v, b.ints(pads, "pads")});
+  return "";
+}
+
+/// AffineGrid-20 -> MatMul of a constant base grid with theta (before 20),
+/// for a constant size: the base holds (x, y[, z], 1) of every output
+/// position (x over W, y over H, z over D; align_corners: -1 + 2i / (n - 1),
+/// else -1 + (2i + 1) / n), the grid is base @ theta^T per batch.
+///     Before: g = AffineGrid(theta[N, 2, 3], Constant<[N, C, H, W]>)
+///     After:  t = Transpose<perm = [0, 2, 1]>(theta)
+///             g = Reshape(MatMul(base[H*W, 3], t), [N, H, W, 2])
+std::string affineGridExpanded(Node &node, StepContext &ctx) {
+  Value *theta = node.operand(0);
+  std::optional<DataType> t = floatInput(node);
+  if (!t)
+    return notFloat(node);
+  std::optional<std::vector<int64_t>> size = constantIntsOperand(node, 1);
+  if (!size || (size->size() != 4 && size->size() != 5))
+    return "its size is not a constant of 4 or 5 values (the base grid is a constant of it)";
+  bool align = node.attrInt("align_corners", 0) != 0;
+  size_t sp = size->size() - 2;
+  std::vector<int64_t> dims(size->begin() + 2, size->end()); // (D,) H, W
+  int64_t count = 1;
+  for (int64_t d : dims)
+    count *= d;
+  if (count <= 0 || count > (1 << 22))
+    return "its output positions are none or more than 2^22";
+  if (align && std::find(dims.begin(), dims.end(), 1) != dims.end())
+    return "align_corners with a spatial size of 1: the spec's reference places the point at -1, ONNX Runtime at 1";
+  auto coordinate = [&](int64_t i, int64_t n) {
+    if (align)
+      return -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(n - 1);
+    return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(n);
+  };
+  int64_t cols = static_cast<int64_t>(sp) + 1;
+  std::vector<double> base;
+  base.reserve(static_cast<size_t>(count * cols));
+  for (int64_t p = 0; p < count; ++p) {
+    int64_t w = p % dims.back(), rest = p / dims.back();
+    int64_t h = rest % dims[sp - 2];
+    base.push_back(coordinate(w, dims.back()));
+    base.push_back(coordinate(h, dims[sp - 2]));
+    if (sp == 3)
+      base.push_back(coordinate(rest / dims[sp - 2], dims[0]));
+    base.push_back(1.0);
+  }
+  Body b(node, ctx);
+  Value *bg = b.constant(typedTensor(*t, {count, cols}, base), "base");
+  Value *tt = b.op("Transpose", {theta}, "theta_t", {aInts("perm", {0, 2, 1})});
+  Value *m = b.op("MatMul", {bg, tt}, "points");
+  std::vector<int64_t> out{(*size)[0]};
+  out.insert(out.end(), dims.begin(), dims.end());
+  out.push_back(static_cast<int64_t>(sp));
+  b.finish("Reshape", {m, b.ints(out, "grid_shape")});
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
 // Shapes known statically: Expand-8, ConstantOfShape-9, EyeLike-9
 //===----------------------------------------------------------------------===//
 
@@ -797,6 +915,8 @@ void registerElementwiseExpansions(AdapterRegistry &r) {
   r.add("DequantizeLinear", 10, Direction::Down, dequantizeExpanded);
   r.add("QuantizeLinear", 10, Direction::Down, quantizeExpanded);
   r.add("GridSample", 16, Direction::Down, gridSampleExpanded);
+  r.add("CenterCropPad", 18, Direction::Down, centerCropPadExpanded);
+  r.add("AffineGrid", 20, Direction::Down, affineGridExpanded);
   r.add("Expand", 8, Direction::Down, expandExpanded);
   r.add("ConstantOfShape", 9, Direction::Down, constantOfShapeExpanded);
   r.add("EyeLike", 9, Direction::Down, eyeLikeExpanded);
