@@ -415,7 +415,7 @@ std::string ConvertOpsetPass::convertNode(Node &node, Model &model, int64_t from
     std::string step = op + "-" + std::to_string(version) + " -> " + op + "-" + std::to_string(next);
     if (!fn)
       return "no adapter for " + step;
-    StepContext ctx{model, dir, version, next, target_};
+    StepContext ctx{model, dir, version, next, target_, {}};
     if (std::string why = fn(node, ctx); !why.empty())
       return step + ": " + why;
     // An adapter may replace the op (Upsample-10 -> Resize-10): it then
