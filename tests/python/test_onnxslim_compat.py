@@ -164,8 +164,10 @@ class OnnxSlimKeywordsTest(unittest.TestCase):
             self.assertEqual(out.graph.output[0].type.tensor_type.elem_type, TensorProto.FLOAT16)
             out = onnxslim.slim(self.src, dtype=name, keep_io_types=True)  # ours, as the command line's default
             self.assertEqual(out.graph.input[0].type.tensor_type.elem_type, TensorProto.FLOAT)
+        out = onnxslim.slim(self.src, dtype="bf16")  # ours (OnnxSlim ignores it): bfloat16, interface too
+        self.assertEqual(out.graph.input[0].type.tensor_type.elem_type, TensorProto.BFLOAT16)
         with self.assertRaisesRegex(ValueError, "dtype"):
-            onnxslim.slim(self.src, dtype="bf16")  # differs: ignored there
+            onnxslim.slim(self.src, dtype="int8")  # differs: ignored there
 
     def test_save_as_external_data(self):
         big = os.path.join(self.dir, "big.onnx")
