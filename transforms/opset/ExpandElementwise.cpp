@@ -39,7 +39,7 @@
 // above whose conditions do not hold.
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/opset/Adapter.h"
+#include "transforms/opset/Body.h"
 
 #include "runtime/Float16.h"
 #include "transforms/ValueUtils.h"
@@ -54,130 +54,6 @@ namespace opset {
 
 namespace {
 
-//===----------------------------------------------------------------------===//
-// Body-builder helpers (the local pattern of ExpandFunctions.cpp)
-//===----------------------------------------------------------------------===//
-
-/// Given an element type, dims and values, Result: a tensor of that type
-/// holding the values (rounded to it), or null for a type without numbers.
-TensorPtr typedTensor(DataType t, std::vector<int64_t> dims, const std::vector<double> &v) {
-  auto as = [&](auto zero) {
-    using T = decltype(zero);
-    std::vector<T> out(v.size());
-    for (size_t i = 0; i < v.size(); ++i)
-      out[i] = static_cast<T>(v[i]);
-    return Tensor::fromValues(t, dims, out);
-  };
-  switch (t) {
-  case DataType::Float: return as(float{});
-  case DataType::Double: return as(double{});
-  case DataType::Int8: return as(int8_t{});
-  case DataType::Int16: return as(int16_t{});
-  case DataType::Int32: return as(int32_t{});
-  case DataType::Int64: return as(int64_t{});
-  case DataType::UInt8: return as(uint8_t{});
-  case DataType::UInt16: return as(uint16_t{});
-  case DataType::UInt32: return as(uint32_t{});
-  case DataType::UInt64: return as(uint64_t{});
-  case DataType::Bool: {
-    std::vector<uint8_t> out(v.size());
-    for (size_t i = 0; i < v.size(); ++i)
-      out[i] = v[i] != 0;
-    return Tensor::fromValues(t, dims, out);
-  }
-  case DataType::Float16:
-  case DataType::BFloat16: {
-    std::vector<uint16_t> out(v.size());
-    for (size_t i = 0; i < v.size(); ++i)
-      out[i] = t == DataType::Float16 ? rt::doubleToHalfBits(v[i]) : rt::doubleToBFloat16Bits(v[i]);
-    return Tensor::fromValues(t, dims, out);
-  }
-  default: return nullptr;
-  }
-}
-
-/// A copyable attribute description (Attribute itself is move-only).
-struct Attr {
-  enum Kind { Int, Ints, Float, TensorValue } kind;
-  std::string name;
-  int64_t i = 0;
-  std::vector<int64_t> is;
-  float f = 0;
-  TensorPtr t;
-  Attribute make() const {
-    switch (kind) {
-    case Int: return Attribute::makeInt(name, i);
-    case Ints: return Attribute::makeInts(name, is);
-    case Float: return Attribute::makeFloat(name, f);
-    case TensorValue: break;
-    }
-    return Attribute::makeTensor(name, t);
-  }
-};
-Attr aInt(std::string name, int64_t v) { return Attr{Attr::Int, std::move(name), v, {}, 0, {}}; }
-Attr aInts(std::string name, std::vector<int64_t> v) { return Attr{Attr::Ints, std::move(name), 0, std::move(v), 0, {}}; }
-Attr aTensor(std::string name, TensorPtr v) { return Attr{Attr::TensorValue, std::move(name), 0, {}, 0, std::move(v)}; }
-Attr castTo(DataType t) { return aInt("to", static_cast<int64_t>(t)); }
-
-/// Whether opset `opset` takes `op`'s axes as an input (Squeeze, Unsqueeze
-/// and ReduceSum from 13, the other Reduce* ops from 18).
-bool axesAreInput(std::string_view op, int64_t opset) {
-  if (op == "Squeeze" || op == "Unsqueeze" || op == "ReduceSum")
-    return opset >= 13;
-  return opset >= 18;
-}
-
-/// What an expansion writes: nodes before `node` in their form at ctx.to,
-/// and finally `node` itself turned into the last op of the body.
-class Body {
-public:
-  Body(Node &node, StepContext &ctx) : node_(node), ctx_(ctx) {}
-
-  /// A new node `type` over `in` (one result), before the node.
-  Value *op(std::string type, const std::vector<Value *> &in, std::string_view what, std::vector<Attr> attrs = {}) {
-    Node *n = ctx_.nodeBefore(node_, std::move(type), in, nodeBase(node_, what));
-    for (const Attr &a : attrs)
-      n->setAttr(a.make());
-    return n->result(0);
-  }
-  /// An op taking axes (Squeeze, Unsqueeze, Reduce*) in its form at ctx.to.
-  Value *axesOp(std::string type, Value *x, const std::vector<int64_t> &axes, std::string_view what,
-                std::vector<Attr> attrs = {}) {
-    std::vector<Value *> in{x};
-    if (axesAreInput(type, ctx_.to))
-      in.push_back(ints(axes, std::string(what) + "_axes"));
-    else
-      attrs.push_back(aInts("axes", axes));
-    return op(std::move(type), in, what, std::move(attrs));
-  }
-  Value *ints(const std::vector<int64_t> &v, std::string_view what, bool scalar = false) {
-    return ctx_.constantBefore(node_, nodeBase(node_, what), StepContext::int64s(v, scalar));
-  }
-  Value *constant(TensorPtr t, std::string_view what) { return ctx_.constantBefore(node_, nodeBase(node_, what), t); }
-  Value *scalar(DataType t, double v, std::string_view what) { return constant(typedTensor(t, {}, {v}), what); }
-
-  /// Execute: turns the node into `type` over `in` with `attrs` (its first
-  /// result keeps its name and uses); Constants only it read are erased.
-  void finish(std::string type, const std::vector<Value *> &in, std::vector<Attr> attrs = {}) {
-    std::vector<Value *> old = node_.operands();
-    node_.attributes().clear();
-    node_.setOpType(std::move(type));
-    node_.resizeOperands(in.size());
-    for (size_t i = 0; i < in.size(); ++i)
-      node_.setOperand(i, in[i]);
-    for (const Attr &a : attrs)
-      node_.setAttr(a.make());
-    for (Value *v : old)
-      if (Node *def = v ? v->definingNode() : nullptr; def && def->is("Constant") && def->resultsUnused())
-        def->erase();
-  }
-
-  Node &node() { return node_; }
-
-private:
-  Node &node_;
-  StepContext &ctx_;
-};
 
 std::string typeName(std::optional<DataType> t) { return t ? dataTypeName(*t) : std::string("unknown"); }
 
@@ -254,7 +130,7 @@ std::string shrinkExpanded(Node &node, StepContext &ctx) {
   Body b(node, ctx);
   Value *x = node.operand(0);
   float l = node.attrFloat("lambd", 0.5f), bias = node.attrFloat("bias", 0.0f);
-  Value *c = b.op("Clip", {x}, "clipped", {Attr{Attr::Float, "min", 0, {}, -l, {}}, Attr{Attr::Float, "max", 0, {}, l, {}}});
+  Value *c = b.op("Clip", {x}, "clipped", {aFloat("min", -l), aFloat("max", l)});
   Value *d = b.op("Sub", {x, c}, "outside");
   if (l == bias) { // soft shrink: nothing to add
     b.finish("Identity", {d});
@@ -459,8 +335,7 @@ std::string quantizeExpanded(Node &node, StepContext &ctx) {
     r = b.op("Add", {r, b.op("Cast", {zp}, "zero_point_float", {castTo(f32)})}, "shifted");
   bool u8 = out == DataType::UInt8;
   Value *c = b.op("Clip", {r}, "saturated",
-                  {Attr{Attr::Float, "min", 0, {}, u8 ? 0.0f : -128.0f, {}},
-                   Attr{Attr::Float, "max", 0, {}, u8 ? 255.0f : 127.0f, {}}});
+                  {aFloat("min", u8 ? 0.0f : -128.0f), aFloat("max", u8 ? 255.0f : 127.0f)});
   b.finish("Cast", {c}, {castTo(out)});
   return "";
 }
