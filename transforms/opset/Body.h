@@ -200,6 +200,29 @@ private:
   StepContext &ctx_;
 };
 
+/// Writes Round(x) (half to even) of a float, double or float16 `x` in
+/// Floor and comparisons (ExpandFunctions.cpp's Round-11 expansion says
+/// how); the node makes the last Where
+/// when `finish`, Result: else the rounded value.
+inline Value *roundBody(Body &b, Value *x, DataType t, bool finish) {
+  double whole = t == DataType::Double ? 4503599627370496.0 : t == DataType::Float ? 8388608.0 : 1024.0;
+  Value *f = b.op("Floor", {x}, "floor");
+  Value *d = b.op("Sub", {x, f}, "fraction");
+  Value *half = b.scalar(t, 0.5, "half");
+  Value *two = b.scalar(t, 2, "two");
+  Value *odd = b.op("Sub", {f, b.op("Mul", {two, b.op("Floor", {b.op("Mul", {f, half}, "halved")}, "halved_floor")}, "even")},
+                    "odd");
+  Value *inner = b.op("Where", {b.op("Less", {d, half}, "below"), b.scalar(t, 0, "zero"), odd}, "tie");
+  Value *up = b.op("Where", {b.op("Greater", {d, half}, "above"), b.scalar(t, 1, "one"), inner}, "up");
+  Value *rounded = b.op("Add", {f, up}, "rounded");
+  Value *isWhole = b.op("Greater", {b.op("Abs", {x}, "abs"), b.scalar(t, whole, "whole")}, "is_whole");
+  if (finish) {
+    b.finish("Where", {isWhole, x, rounded});
+    return nullptr;
+  }
+  return b.op("Where", {isWhole, x, rounded}, "round");
+}
+
 /// A Cast's `to` attribute.
 inline Attr castTo(DataType t) { return aInt("to", static_cast<int64_t>(t)); }
 

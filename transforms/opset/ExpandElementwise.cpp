@@ -297,11 +297,8 @@ std::string dequantizeExpanded(Node &node, StepContext &ctx) {
 /// range, cast:
 ///     Before: y = QuantizeLinear(x, scale, zp: uint8)
 ///     After:  q = Div(x, scale)
-///             f = Floor(q); d = Sub(q, f)
-///             odd = Sub(f, Mul(2, Floor(Mul(f, 0.5))))
-///             r = Add(f, Where(Greater(d, 0.5), 1, Where(Less(d, 0.5), 0, odd)))
+///             r = q rounded half to even (roundBody: Floor, comparisons)
 ///             y = Cast<to = uint8>(Clip<min = 0, max = 255>(Add(r, Cast<to = float>(zp))))
-/// (values above 2^23 are whole already and saturate anyway.)
 std::string quantizeExpanded(Node &node, StepContext &ctx) {
   Value *x = node.operand(0), *scale = node.operand(1);
   Value *zp = node.numOperands() > 2 ? node.operand(2) : nullptr;
@@ -321,16 +318,7 @@ std::string quantizeExpanded(Node &node, StepContext &ctx) {
   DataType f32 = DataType::Float;
   Value *xf = *t == f32 ? x : b.op("Cast", {x}, "x_float", {castTo(f32)});
   Value *q = b.op("Div", {xf, scale}, "scaled");
-  Value *f = b.op("Floor", {q}, "floor");
-  Value *d = b.op("Sub", {q, f}, "fraction");
-  Value *half = b.scalar(f32, 0.5, "half");
-  Value *odd = b.op("Sub", {f, b.op("Mul", {b.scalar(f32, 2, "two"), b.op("Floor", {b.op("Mul", {f, half}, "halved")},
-                                                                              "halved_floor")},
-                                   "even")},
-                    "odd");
-  Value *tie = b.op("Where", {b.op("Less", {d, half}, "below"), b.scalar(f32, 0, "zero"), odd}, "tie");
-  Value *up = b.op("Where", {b.op("Greater", {d, half}, "above"), b.scalar(f32, 1, "one"), tie}, "up");
-  Value *r = b.op("Add", {f, up}, "rounded");
+  Value *r = roundBody(b, q, f32, /*finish=*/false);
   if (zp)
     r = b.op("Add", {r, b.op("Cast", {zp}, "zero_point_float", {castTo(f32)})}, "shifted");
   bool u8 = out == DataType::UInt8;
