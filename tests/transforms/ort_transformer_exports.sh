@@ -53,25 +53,8 @@ for dir in "$transformers"/*/; do
   out="$tmp/$name"; mkdir -p "$out/sets/0"
   cp "$dir"/test_data_set_0/input_*.pb "$out/sets/0/"
   # A left-padded copy of the inputs when there is an attention_mask.
-  "$pyonnx" - "$out/sets/0" "$out/sets/1" <<'EOF' || { fail "$name: writing the padded inputs"; continue; }
-import glob, os, sys
-import onnx
-from onnx import numpy_helper
-src, dst = sys.argv[1], sys.argv[2]
-tensors = []
-for path in sorted(glob.glob(os.path.join(src, "*.pb"))):
-    t = onnx.TensorProto()
-    t.ParseFromString(open(path, "rb").read())
-    tensors.append((os.path.basename(path), t))
-if any(t.name == "attention_mask" for _, t in tensors):
-    os.makedirs(dst)
-    for file, t in tensors:
-        if t.name == "attention_mask":
-            a = numpy_helper.to_array(t).copy()
-            a[..., :5] = 0
-            t = numpy_helper.from_array(a, t.name)
-        open(os.path.join(dst, file), "wb").write(t.SerializeToString())
-EOF
+  "$pyonnx" "$root/tests/transforms/left_padded_inputs.py" "$out/sets/0" "$out/sets/1" ||
+    { fail "$name: writing the padded inputs"; continue; }
   sets=(0); [ -d "$out/sets/1" ] && sets+=(1)
   for s in "${sets[@]}"; do
     mapfile -t ins < <(for f in "$out/sets/$s"/*.pb; do printf -- '--input\n%s\n' "$f"; done)
