@@ -304,8 +304,27 @@ public:
     emit("Where", "", {c, a.name, other}, "float", o2);
   }
 
+  /// A float value Reshape can take. An empty one only from opset 14, whose
+  /// allowzero = 1 makes a 0 in the target a size, not a copy of the input's dim.
+  const Val *reshapeable(size_t minRank = 0) {
+    return pickOf([&](const Val &v) {
+      return v.type == "float" && v.dims.size() >= minRank && (ctx_.opset >= 14 || numel(v.dims) > 0);
+    });
+  }
+
+  /// Reshape `a` to `out`. An empty `a` gets its target written out in full with
+  /// allowzero = 1: a 0 would otherwise copy the input's dim and -1 is ambiguous.
+  void emitReshape(const Val &a, const std::vector<int64_t> &target, const Dims &out) {
+    if (numel(a.dims) == 0)
+      emit("Reshape", "allowzero = 1", {a.name, intConst(out)}, "float", out);
+    else
+      emit("Reshape", "", {a.name, intConst(target)}, "float", out);
+  }
+
   void reshape() {
-    const Val *x = pickFloat();
+    const Val *x = reshapeable();
+    if (!x)
+      return;
     Val a = *x;
     int64_t n = numel(a.dims);
     std::vector<int64_t> target;
@@ -348,7 +367,7 @@ public:
       break;
     }
     }
-    emit("Reshape", "", {a.name, intConst(target)}, "float", out);
+    emitReshape(a, target, out);
   }
 
   void transpose() {
@@ -670,12 +689,12 @@ public:
     const Val *x = pickOf([](const Val &v) { return v.type == "float" && v.dims.size() == 4; });
     if (x && ctx_.pick(4) != 0)
       return x;
-    const Val *y = pickFloat();
+    const Val *y = reshapeable();
     Val a = *y;
     int64_t n = numel(a.dims);
     int64_t c = (n % 2 == 0 && ctx_.coin()) ? 2 : 1;
     int64_t h = n / c;
-    emit("Reshape", "", {a.name, intConst({1, c, h, -1})}, "float", {1, c, h, 1});
+    emitReshape(a, {1, c, h, -1}, {1, c, h, 1});
     return &vals_.back();
   }
 
