@@ -48,13 +48,16 @@
 //                               (uint8/16/32)
 //   ReverseSequence (10)        Gather of the rows (time, batch) from
 //                               NonZero's grid
+//   SequenceMap (17)            a Loop carrying a sequence per output
+//                               (SequenceAt, the body, SequenceInsert;
+//                               targets 13 and up)
 // Declined with their reason: the Sequence ops below 11 ("sequence types
 // need opset 11"), the Optional ops below 15 ("optional types need opset
 // 15"), StringNormalizer-10 (strings), NonMaxSuppression-10 (greedy,
 // data-dependent output), Unique-11 (deduplication), Det-11 (pivoting),
 // QLinearMatMul-10 and QLinearConv-10 (requantization not reproduced
-// exactly), BitShift on uint64 (no exact int64 form), SequenceMap-17 (its
-// Loop form is not written; below 13 Loop carries no sequences).
+// exactly), BitShift on uint64 (no exact int64 form), SequenceMap-17 below
+// 13 (Loop carries no sequences there).
 //
 //===----------------------------------------------------------------------===//
 #include "transforms/opset/Body.h"
@@ -1625,10 +1628,108 @@ std::string detDeclined(Node &, StepContext &) {
   return "a determinant needs a pivoted elimination (a data-dependent choice of rows at each step); no exact form "
          "in older operators";
 }
-std::string sequenceMapDeclined(Node &, StepContext &ctx) {
+
+//===----------------------------------------------------------------------===//
+// SequenceMap-17
+//===----------------------------------------------------------------------===//
+
+/// SequenceMap-17 -> opset 16: its definition, a Loop over the first
+/// sequence's positions that carries one sequence per output and appends
+/// the body's results to them (Loop carries sequences from opset 13):
+///   Before:                          After:
+///     o1, o2 = SequenceMap(s, t, u)    n = SequenceLength(s)
+///       body (x, y, z) -> (a, b)       e1 = SequenceEmpty<dtype = a's>()
+///                                      e2 = SequenceEmpty<dtype = b's>()
+///                                      o1, o2 = Loop(n, , e1, e2)
+///                                        body (i, c, p1, p2) -> (c', q1, q2):
+///                                          x = SequenceAt(s, i)
+///                                          y = SequenceAt(t, i)   (t a sequence)
+///                                          ...body, z read as u   (u a tensor)
+///                                          q1 = SequenceInsert(p1, a)
+///                                          q2 = SequenceInsert(p2, b)
+///                                          c' = Identity(c)
+std::string expandSequenceMap(Node &node, StepContext &ctx) {
   if (ctx.target < 13)
     return "its Loop form carries sequences, which Loop takes from opset 13";
-  return "not written yet (its Loop form: SequenceAt, the body, SequenceInsert)";
+  Attribute *attr = node.attr("body");
+  Graph *body = attr ? attr->g.get() : nullptr;
+  if (!body || body->inputs().size() != node.numOperands() || body->numOutputs() != node.numResults())
+    return "its body does not match its inputs and outputs";
+  std::vector<bool> isSeq;
+  for (Value *v : node.operands()) {
+    if (!v || !v->type())
+      return "the type of its input '" + (v ? v->name() : std::string()) + "' is not known";
+    isSeq.push_back(v->type()->kind() == Type::Kind::Sequence);
+  }
+  if (!isSeq[0])
+    return "its first input is not a sequence";
+  std::vector<DataType> outTypes;
+  for (size_t k = 0; k < body->numOutputs(); ++k) {
+    const GraphOutput &slot = body->outputSlot(k);
+    const std::optional<Type> &t = slot.type ? slot.type : body->output(k)->type();
+    if (!t || !t->isTensor() || t->elemType() == DataType::Undefined)
+      return "the element type of its body's output " + std::to_string(k) + " is not known";
+    outTypes.push_back(t->elemType());
+  }
+  Model &model = ctx.model;
+  Body b(node, ctx);
+  std::vector<Value *> outer = node.operands();
+  Value *count = b.op("SequenceLength", {outer[0]}, "count");
+  std::vector<Value *> loopIn{count, nullptr};
+  for (DataType t : outTypes)
+    loopIn.push_back(b.op("SequenceEmpty", {}, "empty", {aInt("dtype", static_cast<int64_t>(t))}));
+
+  // The body: its inputs become reads of the outer values at position i.
+  auto fresh = [&](const char *what) { return model.names().fresh(nodeBase(node, what)); };
+  Value *iter = nullptr, *condIn = nullptr;
+  std::vector<Value *> oldInputs = body->inputs();
+  iter = body->addInput(fresh("map_i"), Type::tensor(DataType::Int64, Shape{}));
+  condIn = body->addInput(fresh("map_cond_in"), Type::tensor(DataType::Bool, Shape{}));
+  std::vector<Value *> carried;
+  for (size_t k = 0; k < outTypes.size(); ++k)
+    carried.push_back(body->addInput(fresh("map_acc"), Type::sequence(Type::tensor(outTypes[k]))));
+  Node *front = body->firstNode();
+  for (size_t j = 0; j < oldInputs.size(); ++j) {
+    Value *in = oldInputs[j];
+    Value *with = outer[j];
+    if (isSeq[j]) {
+      std::string name = fresh("map_element");
+      Node *at = body->createNode("SequenceAt", {outer[j], iter}, {name});
+      at->setName(model.names().fresh(name + "_node"));
+      if (front)
+        body->insertBefore(front, at);
+      else
+        body->append(at);
+      with = at->result(0);
+      if (const Type *inner = outer[j]->type()->inner())
+        with->setType(*inner);
+    }
+    in->replaceAllUsesWith(with);
+    body->eraseInput(in);
+  }
+  auto bodyNode = [&](const char *op, std::vector<Value *> in, const char *what) {
+    std::string name = fresh(what);
+    Node *n = body->createNode(op, in, {name});
+    n->setName(model.names().fresh(name + "_node"));
+    body->append(n);
+    return n->result(0);
+  };
+  std::vector<Value *> results = body->outputs();
+  while (body->numOutputs() > 0)
+    body->eraseOutput(body->numOutputs() - 1);
+  Value *condOut = bodyNode("Identity", {condIn}, "map_cond_out");
+  condOut->setType(Type::tensor(DataType::Bool, Shape{}));
+  body->addOutput(condOut, Type::tensor(DataType::Bool, Shape{}));
+  for (size_t k = 0; k < results.size(); ++k) {
+    Value *next = bodyNode("SequenceInsert", {carried[k], results[k]}, "map_acc_next");
+    Type seq = Type::sequence(Type::tensor(outTypes[k]));
+    next->setType(seq);
+    body->addOutput(next, seq);
+  }
+  std::unique_ptr<Graph> owned = std::move(attr->g);
+  b.finish("Loop", loopIn);
+  node.setAttr(Attribute::makeGraph("body", std::move(owned)));
+  return "";
 }
 std::string qlinearDeclined(Node &, StepContext &) {
   return "its requantization (an int32 accumulator scaled by a float multiplier, rounded and saturated) is not "
@@ -1663,7 +1764,7 @@ void registerFunctionExpansions(AdapterRegistry &r) {
   r.add("NonMaxSuppression", 10, Direction::Down, nmsDeclined);
   r.add("Unique", 11, Direction::Down, uniqueDeclined);
   r.add("Det", 11, Direction::Down, detDeclined);
-  r.add("SequenceMap", 17, Direction::Down, sequenceMapDeclined);
+  r.add("SequenceMap", 17, Direction::Down, expandSequenceMap);
   r.add("QLinearMatMul", 10, Direction::Down, qlinearDeclined);
   r.add("QLinearConv", 10, Direction::Down, qlinearDeclined);
   for (const char *op : {"SequenceConstruct", "SequenceEmpty", "SequenceAt", "SequenceInsert", "SequenceErase",
