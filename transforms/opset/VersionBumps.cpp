@@ -50,6 +50,9 @@
 //   Gemm-11              an omitted C: a zero scalar          (gemmBias11)
 //   DepthToSpace-11      mode = "CRD": Reshape, Transpose, Reshape (static
 //                        shape)                              (depthToSpace11)
+//   MaxPool-10,          ceil_mode = 1: the end pads grown so that floor
+//   AveragePool-10       mode gives the same windows (static input; not
+//                        AveragePool counting pads)          (poolCeilMode10)
 //
 // Steps that are not listed (DFT-20's axis input, and those with their own
 // files: Scan-9's batch axis, GroupNormalization-21's per-channel scale...)
@@ -128,6 +131,58 @@ std::string allowzero14(Node &node, StepContext &ctx) {
   std::optional<std::vector<int64_t>> shape = constantIntsOperand(node, 1);
   if (shape && std::find(shape->begin(), shape->end(), 0) == shape->end())
     node.removeAttr("allowzero");
+  return "";
+}
+
+/// MaxPool-10 / AveragePool-10 -> 8 / 7: ceil_mode came at 10. With a
+/// static input and explicit pads, the ceil-mode output is the floor-mode
+/// output of the same pooling with the end pads grown until the last
+/// window fits (the output size as ONNX Runtime counts it: ceil, less one
+/// when the last window would start past the input and its begin pad).
+/// Exact for MaxPool (a pad is never the maximum of a window holding an
+/// input element) and for AveragePool without count_include_pad (pads are
+/// not counted); AveragePool counting pads would count the grown ones.
+///   Before:                                    After:
+///     MaxPool<kernel_shape = [3], strides = [2],   MaxPool<kernel_shape = [3], strides = [2],
+///             ceil_mode = 1>(x: [1, 1, 4])                 pads = [0, 1]>(x)
+std::string poolCeilMode10(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Up || node.attrInt("ceil_mode", 0) == 0)
+    return "";
+  if (node.attrString("auto_pad", "NOTSET") != "NOTSET")
+    return "ceil_mode with auto_pad '" + node.attrString("auto_pad", "") + "' has no form before opset 10";
+  std::optional<Shape> shape = knownShape(node.operand(0));
+  std::vector<int64_t> kernel = node.attrInts("kernel_shape");
+  size_t n = kernel.size();
+  if (!shape || shape->size() != n + 2)
+    return "its ceil_mode needs the input's spatial dims, which are not known";
+  std::vector<int64_t> strides = node.attrInts("strides", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> dil = node.attrInts("dilations", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> pads = node.attrInts("pads", std::vector<int64_t>(2 * n, 0));
+  if (strides.size() != n || dil.size() != n || pads.size() != 2 * n)
+    return "its strides, dilations or pads do not match kernel_shape";
+  bool grown = false;
+  for (size_t i = 0; i < n; ++i) {
+    const Dim &d = (*shape)[i + 2];
+    if (!d.isValue())
+      return "its ceil_mode needs the input's spatial dims, which are not known";
+    int64_t len = d.getValue(), window = (kernel[i] - 1) * dil[i] + 1;
+    int64_t span = len + pads[i] + pads[i + n] - window;
+    if (span < 0 || strides[i] <= 0)
+      return "";
+    int64_t out = (span + strides[i] - 1) / strides[i] + 1;
+    if ((out - 1) * strides[i] >= len + pads[i])
+      --out;
+    int64_t extra = (out - 1) * strides[i] + window - (len + pads[i] + pads[i + n]);
+    if (extra > 0) {
+      pads[i + n] += extra;
+      grown = true;
+    }
+  }
+  if (grown && node.is("AveragePool") && node.attrInt("count_include_pad", 0) != 0)
+    return "its ceil_mode with count_include_pad = 1 would count the end pads it needs";
+  node.removeAttr("ceil_mode");
+  if (grown)
+    node.setAttr(Attribute::makeInts("pads", pads));
   return "";
 }
 
@@ -884,6 +939,8 @@ void registerVersionBumps(AdapterRegistry &r) {
   r.addBoth("ScatterND", 18, noMinMaxReduction);
   r.addBoth("Pad", 19, noWrapPad);
   r.addBoth("Reshape", 14, allowzero14);
+  r.add("MaxPool", 10, Direction::Down, poolCeilMode10);
+  r.add("AveragePool", 10, Direction::Down, poolCeilMode10);
   r.addBoth("Constant", 12, constantValue12);
   for (const char *op : {"Cast", "CastLike"}) {
     r.addBoth(op, 19, saturate19);
