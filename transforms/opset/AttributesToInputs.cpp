@@ -450,18 +450,43 @@ std::string pad11(Node &node, StepContext &ctx) {
     node.removeAttr("value");
     return "";
   }
-  if (!isFloatType(node.operand(0)))
-    return "Pad-2 takes float data only";
+  // Integers of up to 32 bits are padded in double, exactly, and cast back
+  // (Pad-2 takes float types only); its value attribute is a float.
+  DataType t = node.operand(0) ? knownElemType(node.operand(0)).value_or(DataType::Undefined) : DataType::Undefined;
+  bool viaDouble = t == DataType::Int8 || t == DataType::Int16 || t == DataType::Int32 || t == DataType::UInt8 ||
+                   t == DataType::UInt16 || t == DataType::UInt32;
+  viaDouble = viaDouble && ctx.target >= 6; // Cast's `to` is an int from 6
+  if (!isFloatType(node.operand(0)) && !viaDouble)
+    return "Pad-2 takes float data only (" +
+           (t != DataType::Undefined ? dataTypeName(t) : std::string("an unknown type")) +
+           " has no exact form in a float type)";
   if (node.operand(2)) {
     std::optional<double> v = constantScalar(node, 2);
+    if (std::optional<std::vector<int64_t>> iv = constantIntsOperand(node, 2); !v && viaDouble && iv && iv->size() == 1)
+      v = static_cast<double>((*iv)[0]);
     if (!v)
       return "its constant_value is not a constant";
+    if (static_cast<double>(static_cast<float>(*v)) != *v)
+      return "its constant_value " + std::to_string(*v) + " is not exact in Pad-2's float value attribute";
     node.setAttr(Attribute::makeFloat("value", static_cast<float>(*v)));
     clearOperand(node, 2);
   }
   if (!node.operand(1) || !constantInts(node.operand(1)))
     return "its pads are not a constant";
-  return inputToAttribute(node, 1, "pads");
+  if (std::string why = inputToAttribute(node, 1, "pads"); !why.empty())
+    return why;
+  if (!viaDouble)
+    return "";
+  Writer w{node, ctx};
+  node.setOperand(0, w.op("Cast", {node.operand(0)}, "double", Attribute::makeInt("to", static_cast<int64_t>(DataType::Double))));
+  Node *back = node.graph()->createNode("Cast", {node.result(0)}, {ctx.model.names().fresh(nodeBase(node, "cast"))});
+  back->setName(ctx.model.names().fresh(back->result(0)->name() + "_node"));
+  back->setAttr(Attribute::makeInt("to", static_cast<int64_t>(t)));
+  std::optional<Type> inner = Type::tensor(DataType::Double);
+  if (node.result(0)->type() && node.result(0)->type()->shape())
+    inner = Type::tensor(DataType::Double, node.result(0)->type()->shape());
+  wrapResult(node, 0, back, ctx, inner, "double");
+  return "";
 }
 
 /// Slice-1 (starts, ends, axes attributes) <-> Slice-10 (inputs, steps).
