@@ -41,6 +41,10 @@
 //                           Quantize/DequantizeLinear before 10, image ops
 //                           with function bodies (CenterCropPad, AffineGrid,
 //                           GridSample)
+//   ExpandScatter.cpp       downgrades of attributes written out exactly:
+//                           ScatterND/ScatterElements reductions (a Loop
+//                           over the update rows), GatherND's batch_dims,
+//                           Reshape's allowzero
 //
 // An expansion is an adapter registered for the step below an op's first
 // version (op, since-version, Down): it writes the op's definition with
@@ -137,6 +141,10 @@ void registerTransformerExpansions(AdapterRegistry &registry);
 void registerFunctionExpansions(AdapterRegistry &registry);
 /// Activations, element-wise functions, quantization (ExpandElementwise.cpp).
 void registerElementwiseExpansions(AdapterRegistry &registry);
+/// Scatter reductions, GatherND batch_dims, Reshape allowzero going down
+/// (ExpandScatter.cpp); registered after VersionBumps.cpp, whose adapters
+/// of the same steps it replaces.
+void registerScatterExpansions(AdapterRegistry &registry);
 
 /// Every adapter above, built once.
 const AdapterRegistry &builtinAdapters();

@@ -86,6 +86,7 @@ const AdapterRegistry &builtinAdapters() {
     registerTransformerExpansions(r);
     registerFunctionExpansions(r);
     registerElementwiseExpansions(r);
+    registerScatterExpansions(r);
     return r;
   }();
   return registry;
