@@ -22,6 +22,10 @@
 //   DequantizeLinear (10)       (Cast(x) - Cast(zero_point)) * scale
 //   QuantizeLinear (10)         Cast(Clip(round_half_even(x / scale) +
 //                               zero_point, qmin, qmax))
+//   Quantize/DequantizeLinear   the same with the scale and zero point
+//     per axis (13)             Unsqueezed along axis (replacing, below 13,
+//                               VersionBumps.cpp's step, which keeps only
+//                               a per-tensor scale)
 //   GridSample (16)             4-D, static shapes: Gather on the flattened
 //                               input at computed indices, weights from the
 //                               grid (bilinear, nearest, bicubic; zeros,
@@ -255,11 +259,11 @@ std::string isNaNExpanded(Node &node, StepContext &ctx) {
 }
 
 //===----------------------------------------------------------------------===//
-// Quantization (opset 10)
+// Quantization (opset 10; per-axis scales from 13)
 //===----------------------------------------------------------------------===//
 
-/// The per-tensor check of opset 10: `v` (when present) is a scalar or
-/// has one element.
+/// Whether `v` is known to hold one value (a scalar or one element): the
+/// per-tensor form of a scale or zero point.
 bool perTensor(const Value *v) {
   std::optional<std::vector<int64_t>> d = staticDims(v);
   if (!d)
@@ -270,43 +274,98 @@ bool perTensor(const Value *v) {
   return n == 1;
 }
 
-/// DequantizeLinear-10 -> arithmetic in float (before 10):
-///     Before: y = DequantizeLinear(x: uint8, scale, zp: uint8)
-///     After:  y = Mul(Sub(Cast<to = float>(x), Cast<to = float>(zp)), scale)
+/// How a Quantize/DequantizeLinear's scale and zero point broadcast over
+/// its input: per tensor (one value), or per axis (13: 1-D along `axis`),
+/// written as Unsqueeze<axes = [1 .. trailing]> to [C, 1, ..., 1] (the
+/// input's dims after `axis`).
+struct QuantLayout {
+  bool perAxis = false;
+  int64_t trailing = 0;
+};
+
+/// Given a Q/DQ node and whether its version takes a per-axis scale,
+/// Execute: fills `layout`, Result: "" or why the scale and zero point
+/// have no such form.
+std::string quantLayout(const Node &node, bool axisAllowed, QuantLayout &layout) {
+  Value *scale = node.operand(1);
+  Value *zp = node.numOperands() > 2 ? node.operand(2) : nullptr;
+  if (scale && perTensor(scale) && (!zp || perTensor(zp)))
+    return "";
+  if (!axisAllowed || !scale)
+    return "its scale or zero point is not known to be one value";
+  std::optional<Shape> ss = knownShape(scale);
+  std::optional<Shape> zs = zp ? knownShape(zp) : std::nullopt;
+  if (!ss || ss->size() != 1 || (zp && (!zs || zs->size() > 1)))
+    return "its scale or zero point is neither known to be one value nor 1-D";
+  std::optional<Shape> xs = knownShape(node.operand(0));
+  if (!xs)
+    return "its input's rank is unknown (a per-axis scale is broadcast along its axis)";
+  auto rank = static_cast<int64_t>(xs->size());
+  int64_t axis = node.attrInt("axis", 1);
+  if (axis < -rank || axis >= rank)
+    return "its axis " + std::to_string(axis) + " is outside its input's rank " + std::to_string(rank);
+  layout.perAxis = true;
+  layout.trailing = rank - 1 - (axis < 0 ? axis + rank : axis);
+  return "";
+}
+
+/// Given a scale or zero point, Result: it broadcast along the layout's
+/// axis (itself when per tensor, one value, or the axis is the last).
+Value *alongAxis(Body &b, Value *v, const QuantLayout &layout, std::string_view what) {
+  if (!layout.perAxis || layout.trailing == 0 || perTensor(v))
+    return v;
+  std::vector<int64_t> axes;
+  for (int64_t k = 1; k <= layout.trailing; ++k)
+    axes.push_back(k);
+  return b.axesOp("Unsqueeze", v, axes, what);
+}
+
+/// DequantizeLinear -> arithmetic in float, per tensor (DequantizeLinear-10
+/// before 10) or per axis (DequantizeLinear-13 before 13):
+///     Before: y = DequantizeLinear<axis = 0>(x: uint8[C, H], scale: [C], zp: uint8[C])
+///     After:  y = Mul(Sub(Cast<to = float>(x), Cast<to = float>(Unsqueeze<axes = [1]>(zp))),
+///                     Unsqueeze<axes = [1]>(scale))
 /// (exact as ONNX Runtime computes it: the difference of two 8-bit values
 /// is exact in float; int32 x, whose zero point is 0, is cast alone.)
-std::string dequantizeExpanded(Node &node, StepContext &ctx) {
+std::string dequantizeBody(Node &node, StepContext &ctx, bool axisAllowed) {
   Value *x = node.operand(0), *scale = node.operand(1);
   Value *zp = node.numOperands() > 2 ? node.operand(2) : nullptr;
   std::optional<DataType> t = x ? knownElemType(x) : std::nullopt;
   if (!t || (*t != DataType::UInt8 && *t != DataType::Int8 && *t != DataType::Int32))
     return "its input's element type is " + typeName(t) + " (uint8, int8 or int32 expected)";
-  if (!scale || !perTensor(scale) || (zp && !perTensor(zp)))
-    return "its scale or zero point is not known to be one value";
+  QuantLayout layout;
+  if (std::string why = quantLayout(node, axisAllowed, layout); !why.empty())
+    return why;
   Body b(node, ctx);
   Value *xf = b.op("Cast", {x}, "x_float", {castTo(DataType::Float)});
   if (zp && *t != DataType::Int32)
-    xf = b.op("Sub", {xf, b.op("Cast", {zp}, "zero_point_float", {castTo(DataType::Float)})}, "centered");
-  b.finish("Mul", {xf, scale});
+    xf = b.op("Sub", {xf, b.op("Cast", {alongAxis(b, zp, layout, "zero_point_along")}, "zero_point_float",
+                              {castTo(DataType::Float)})},
+              "centered");
+  b.finish("Mul", {xf, alongAxis(b, scale, layout, "scale_along")});
   return "";
 }
 
-/// QuantizeLinear-10 -> arithmetic in float (before 10), as ONNX Runtime
-/// computes it: x / scale rounded half to even (Floor and comparisons,
-/// Round being 11), plus the zero point, saturated to the output type's
-/// range, cast:
+/// QuantizeLinear -> arithmetic in float, per tensor (QuantizeLinear-10
+/// before 10) or per axis (QuantizeLinear-13 before 13), as ONNX Runtime
+/// computes it: x / scale rounded half to even (Round from 11; before,
+/// Floor and comparisons), plus the zero point, saturated to the output
+/// type's range, cast:
 ///     Before: y = QuantizeLinear(x, scale, zp: uint8)
 ///     After:  q = Div(x, scale)
-///             r = q rounded half to even (roundBody: Floor, comparisons)
+///             r = q rounded half to even (Round-11, or roundBody)
 ///             y = Cast<to = uint8>(Clip<min = 0, max = 255>(Add(r, Cast<to = float>(zp))))
-std::string quantizeExpanded(Node &node, StepContext &ctx) {
+/// A per-axis scale and zero point are Unsqueezed to broadcast along axis
+/// (alongAxis); Clip takes its bounds as inputs from 11.
+std::string quantizeBody(Node &node, StepContext &ctx, bool axisAllowed) {
   Value *x = node.operand(0), *scale = node.operand(1);
   Value *zp = node.numOperands() > 2 ? node.operand(2) : nullptr;
   std::optional<DataType> t = x ? knownElemType(x) : std::nullopt;
   if (!t || (*t != DataType::Float && *t != DataType::Int32))
     return "its input's element type is " + typeName(t) + " (float or int32 expected)";
-  if (!scale || !perTensor(scale) || (zp && !perTensor(zp)))
-    return "its scale or zero point is not known to be one value";
+  QuantLayout layout;
+  if (std::string why = quantLayout(node, axisAllowed, layout); !why.empty())
+    return why;
   DataType out = DataType::UInt8;
   if (zp) {
     std::optional<DataType> zt = knownElemType(zp);
@@ -314,18 +373,47 @@ std::string quantizeExpanded(Node &node, StepContext &ctx) {
       return "its zero point's element type is " + typeName(zt) + " (uint8 or int8 expected)";
     out = *zt;
   }
+  // The opset the written nodes land in (Adapter.h): the one below the
+  // node's version.
+  int64_t landed = ctx.from - 1;
   Body b(node, ctx);
   DataType f32 = DataType::Float;
   Value *xf = *t == f32 ? x : b.op("Cast", {x}, "x_float", {castTo(f32)});
-  Value *q = b.op("Div", {xf, scale}, "scaled");
-  Value *r = roundBody(b, q, f32, /*finish=*/false);
+  Value *q = b.op("Div", {xf, alongAxis(b, scale, layout, "scale_along")}, "scaled");
+  Value *r = landed >= 11 ? b.op("Round", {q}, "rounded_even") : roundBody(b, q, f32, /*finish=*/false);
   if (zp)
-    r = b.op("Add", {r, b.op("Cast", {zp}, "zero_point_float", {castTo(f32)})}, "shifted");
+    r = b.op("Add",
+             {r, b.op("Cast", {alongAxis(b, zp, layout, "zero_point_along")}, "zero_point_float", {castTo(f32)})},
+             "shifted");
   bool u8 = out == DataType::UInt8;
-  Value *c = b.op("Clip", {r}, "saturated",
-                  {aFloat("min", u8 ? 0.0f : -128.0f), aFloat("max", u8 ? 255.0f : 127.0f)});
+  float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f;
+  Value *c = landed >= 11 ? b.op("Clip", {r, b.scalar(f32, lo, "qmin"), b.scalar(f32, hi, "qmax")}, "saturated")
+                          : b.op("Clip", {r}, "saturated", {aFloat("min", lo), aFloat("max", hi)});
   b.finish("Cast", {c}, {castTo(out)});
   return "";
+}
+
+std::string dequantizeExpanded(Node &node, StepContext &ctx) { return dequantizeBody(node, ctx, false); }
+std::string quantizeExpanded(Node &node, StepContext &ctx) { return quantizeBody(node, ctx, false); }
+
+/// Quantize/DequantizeLinear-13 -> 10: a scale known to be one value keeps
+/// the op, its axis dropped (what VersionBumps.cpp's scalarScale does; this
+/// adapter is registered after it and so replaces its Down step); a
+/// per-axis one, which opset 10 lacks, is written out as above:
+///     Before: y = QuantizeLinear<axis = 1>(x: float[N, C, H], s: [C], zp: int8[C])
+///     After:  y = Cast<to = int8>(Clip(Add(Round(Div(x, Unsqueeze<axes = [1]>(s))),
+///                                          Cast<to = float>(Unsqueeze<axes = [1]>(zp))), -128, 127))
+std::string perAxisQuant13(Node &node, StepContext &ctx) {
+  std::optional<Shape> s = node.operand(1) ? knownShape(node.operand(1)) : std::nullopt;
+  if (!s)
+    return "the rank of its scale is unknown (a per-axis scale needs opset 13)";
+  std::optional<int64_t> n = staticNumElements(*s);
+  if (s->empty() || (n && *n == 1)) {
+    node.removeAttr("axis");
+    return "";
+  }
+  std::string why = node.is("QuantizeLinear") ? quantizeBody(node, ctx, true) : dequantizeBody(node, ctx, true);
+  return why.empty() ? "" : "its scale is per-axis (opset 13) and its arithmetic form does not apply: " + why;
 }
 
 //===----------------------------------------------------------------------===//
@@ -777,6 +865,8 @@ void registerElementwiseExpansions(AdapterRegistry &r) {
   r.add("IsNaN", 9, Direction::Down, isNaNExpanded);
   r.add("DequantizeLinear", 10, Direction::Down, dequantizeExpanded);
   r.add("QuantizeLinear", 10, Direction::Down, quantizeExpanded);
+  r.add("DequantizeLinear", 13, Direction::Down, perAxisQuant13);
+  r.add("QuantizeLinear", 13, Direction::Down, perAxisQuant13);
   r.add("GridSample", 16, Direction::Down, gridSampleExpanded);
   r.add("CenterCropPad", 18, Direction::Down, centerCropPadExpanded);
   r.add("AffineGrid", 20, Direction::Down, affineGridExpanded);

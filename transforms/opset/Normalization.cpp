@@ -11,9 +11,32 @@
 //     (m, v, sm, sv unused: inference)
 //
 // Upgrade 7 -> 9: refused when spatial = 0. Upgrade 9 -> 14 and downgrade
-// 14 -> 9: the extra outputs must be unused (inference); they are dropped.
-// A downgrade with training_mode = 1 is refused (the driver keeps only a 0).
-// Unused trailing training outputs are dropped, not left as empty slots.
+// 14 -> 9 in inference mode: the extra outputs must be unused; they are
+// dropped (not left as empty slots).
+//
+// Downgrade 14 -> 9 with training_mode = 1: the batch's statistics written
+// out, and the node itself an inference BatchNormalization on them (the
+// spec's training-mode Y is the inference formula on the batch's mean and
+// population variance):
+//
+//   Before (opset 15, x: [N, C, D1, D2]):       After (target=13):
+//     y, rm, rv = BatchNormalization              m1 = ReduceMean<axes = [0, 2, 3]>(x)       [1, C, 1, 1]
+//       <training_mode = 1, momentum = .9>        d = Sub(x, m1)
+//       (x, s, b, mean, var)                      cv = ReduceMean<axes = [0, 2, 3], keepdims = 0>(Mul(d, d))
+//                                                 cm = Reshape(m1, [-1])                     [C]
+//                                                 rm = Add(Mul(mean, .9), Mul(cm, .1))
+//                                                 rv = Add(Mul(var, .9), Mul(cv, .1))
+//                                                 y = BatchNormalization(x, s, b, cm, cv)
+//
+// (ONNX Runtime's CPU kernel computes the same: the sums over N and the
+// spatial dims divided by their count, running = input * momentum + batch
+// * (1 - momentum), y = x * scale / sqrt(var + epsilon) + bias - mean *
+// that.) Conditions: x's rank is known, x, scale, B, input_mean and
+// input_var have one element type (BatchNormalization-9 has one T), and
+// the node has its running_mean and running_var outputs (used or not):
+// without them ONNX Runtime normalizes with input_mean and input_var
+// (it trains only when the outputs are there) while the spec uses the
+// batch's statistics, so no form computes both and it is declined.
 //
 // GroupNormalization-21 takes scale and bias per channel [C]; 18 took them
 // per group [G] (a spec error, which is why the changelog marks 18
@@ -31,7 +54,7 @@
 // standard ONNX that the checker accepts).
 //
 //===----------------------------------------------------------------------===//
-#include "transforms/opset/Adapter.h"
+#include "transforms/opset/Body.h"
 
 #include "transforms/ValueUtils.h"
 
@@ -51,7 +74,66 @@ std::string spatial9(Node &node, StepContext &ctx) {
   return "";
 }
 
-std::string outputs14(Node &node, StepContext &) {
+/// BatchNormalization-14 with training_mode = 1 -> BatchNormalization-9 in
+/// inference mode on the batch's statistics (the file comment's form).
+std::string training14To9(Node &node, StepContext &ctx) {
+  if (node.numResults() < 3 || !node.result(1) || !node.result(2))
+    return "training_mode = 1 without its running_mean and running_var outputs: the spec normalizes with the "
+           "batch's statistics, ONNX Runtime (which trains only when they are there) with input_mean and input_var";
+  if (node.numOperands() != 5)
+    return "it does not have its five inputs";
+  for (size_t i = 0; i < 5; ++i)
+    if (!node.operand(i))
+      return "its input " + std::to_string(i) + " is omitted";
+  std::optional<Shape> xs = knownShape(node.operand(0));
+  if (!xs || xs->size() < 2)
+    return "its input's rank is unknown (the batch statistics' axes need it)";
+  std::optional<DataType> t = knownElemType(node.operand(0));
+  if (!t || (*t != DataType::Float && *t != DataType::Double && *t != DataType::Float16))
+    return "its input's element type is not known to be float, double or float16";
+  for (size_t i = 1; i < 5; ++i)
+    if (knownElemType(node.operand(i)) != t)
+      return "its input " + std::to_string(i) + " ('" + node.operand(i)->name() +
+             "') does not have the data's element type (BatchNormalization-9 has one)";
+  std::vector<int64_t> axes{0};
+  for (int64_t k = 2; k < static_cast<int64_t>(xs->size()); ++k)
+    axes.push_back(k);
+  float momentum = node.attrFloat("momentum", 0.9f);
+  Body b(node, ctx);
+  Value *x = node.operand(0);
+  // Nodes land at opset 13 (ReduceMean takes its axes as an attribute).
+  Value *meanKept = b.op("ReduceMean", {x}, "batch_mean_kept", {aInts("axes", axes), aInt("keepdims", 1)});
+  Value *centered = b.op("Sub", {x, meanKept}, "centered");
+  Value *squared = b.op("Mul", {centered, centered}, "squared");
+  Value *var = b.op("ReduceMean", {squared}, "batch_var", {aInts("axes", axes), aInt("keepdims", 0)});
+  Value *mean = b.op("Reshape", {meanKept, b.ints({-1}, "flat")}, "batch_mean");
+  // What ONNX Runtime multiplies by: momentum and 1 - momentum in float.
+  Value *keep = b.scalar(*t, momentum, "momentum");
+  Value *take = b.scalar(*t, 1.0f - momentum, "one_minus_momentum");
+  for (size_t i : {size_t{2}, size_t{1}}) {
+    if (!node.result(i)->hasUses()) {
+      node.dropResult(i);
+      continue;
+    }
+    Value *running = node.operand(i + 2), *batch = i == 1 ? mean : var;
+    std::string what = i == 1 ? "running_mean" : "running_var";
+    Value *kept = b.op("Mul", {running, keep}, what + "_kept");
+    Value *updated = b.op("Add", {kept, b.op("Mul", {batch, take}, what + "_taken")}, what);
+    b.moveResult(i, updated);
+  }
+  node.trimResults();
+  node.removeAttr("training_mode");
+  node.removeAttr("momentum");
+  clearOperand(node, 3);
+  clearOperand(node, 4);
+  node.setOperand(3, mean);
+  node.setOperand(4, var);
+  return "";
+}
+
+std::string outputs14(Node &node, StepContext &ctx) {
+  if (ctx.direction == Direction::Down && node.attrInt("training_mode", 0) != 0)
+    return training14To9(node, ctx);
   for (size_t i = 1; i < node.numResults(); ++i)
     if (Value *r = node.result(i); r && r->hasUses())
       return "its training output " + std::to_string(i) + " ('" + r->name() + "') is used, and its meaning changes at 14";

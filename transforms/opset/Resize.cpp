@@ -8,8 +8,9 @@
 //   Resize-11      inputs X, roi, scales, sizes; coordinate    see below
 //                  transformation and nearest rounding modes
 //   Resize-13      roi and scales may be omitted;              downgrade: empty
-//                  tf_half_pixel_for_nn dropped                 constants; upgrade
-//                                                               refuses that mode
+//                  tf_half_pixel_for_nn dropped                 constants; upgrade:
+//                                                               that mode as Gathers
+//                                                               (static shapes)
 //   Resize-18      antialias, axes, keep_aspect_ratio_policy   version only
 //   Resize-19      coordinate mode half_pixel_symmetric        downgrade refuses it
 //
@@ -34,8 +35,13 @@
 // Both follow the spec's formulas as ONNX Runtime's CPU kernel computes
 // them (float32 coordinates, linear clamped to the input, cubic taps at
 // clamped indices). One place where ONNX Runtime departs from the spec is
-// followed by neither: its linear kernel takes an axis whose scale is 1 as
-// the identity even with tf_crop_and_resize's roi, which the spec maps.
+// followed by neither: its linear and nearest kernels take an axis whose
+// scale is 1 as the identity even where the spec maps it elsewhere
+// (tf_crop_and_resize's roi; tf_half_pixel_for_nn's i + 0.5, which ceil
+// and round_prefer_ceil take to i + 1 and linear blends).
+// Upgrading past 13, which dropped tf_half_pixel_for_nn, resizeAsGathers
+// writes such a node too (tfHalfPixelAsGathers), its computed sizes taken
+// from a static output shape; a runtime input shape is declined.
 // antialias, axes and keep_aspect_ratio_policy (Resize-18) are not written.
 //
 //===----------------------------------------------------------------------===//
@@ -230,6 +236,25 @@ std::optional<bool> emptyOperand(const Node &node, size_t i) {
   return *n == 0;
 }
 
+/// The static shape of the node's result 0: its type's, else the type a
+/// graph output reading it declares; nullopt when neither is static.
+std::optional<Shape> staticResultShape(const Node &node) {
+  auto isStatic = [](const std::optional<Shape> &s) {
+    return s && std::all_of(s->begin(), s->end(), [](const Dim &d) { return d.isValue(); });
+  };
+  Value *r = node.result(0);
+  if (!r)
+    return std::nullopt;
+  if (std::optional<Shape> s = knownShape(r); isStatic(s))
+    return s;
+  for (Use *u : r->uses())
+    if (u->isGraphOutput())
+      if (const GraphOutput &slot = u->ownerGraph()->outputSlots()[u->index()];
+          slot.type && isStatic(slot.type->shape()))
+        return slot.type->shape();
+  return std::nullopt;
+}
+
 /// Resize-11..19 down to an opset without its mode (below 11: Resize-10 is
 /// only asymmetric with floor rounding): every mode and coordinate mode as
 /// Gathers of constant indices along each resized axis, weighed and summed
@@ -246,8 +271,9 @@ std::optional<bool> emptyOperand(const Node &node, size_t i) {
 /// outside positions are Where(mask, extrapolation_value, _). Declines an
 /// antialias or keep_aspect_ratio_policy that is not the default, axes, an
 /// unknown shape, computed scales/sizes/roi, and linear/cubic on
-/// non-float data.
-std::string resizeAsGathers(Node &node, StepContext &ctx) {
+/// non-float data. With `sizesFromOutput`, computed sizes (scales empty)
+/// are taken from the output's static shape, which they must equal.
+std::string resizeAsGathers(Node &node, StepContext &ctx, bool sizesFromOutput = false) {
   if (node.attrInt("antialias", 0) != 0)
     return "antialias = 1 has no form before opset 18";
   if (node.hasAttr("axes"))
@@ -278,8 +304,16 @@ std::string resizeAsGathers(Node &node, StepContext &ctx) {
     return constantDoubles(node.operand(i));
   };
   std::optional<std::vector<double>> scales = operandValues(2), sizes = operandValues(3), roi = operandValues(1);
+  if (std::optional<Shape> r = staticResultShape(node);
+      !sizes && sizesFromOutput && scales && scales->empty() && r && r->size() == rank) {
+    sizes.emplace();
+    for (const Dim &d : *r)
+      sizes->push_back(static_cast<double>(d.getValue()));
+  }
   if (!scales || !sizes)
-    return "its scales or sizes are not constants";
+    return sizesFromOutput ? "its scales or sizes are computed at run time (and its output's shape, which would "
+                             "say its sizes, is not static)"
+                           : "its scales or sizes are not constants";
   std::vector<float> scale(rank);
   std::vector<int64_t> out(rank);
   if (!sizes->empty()) {
@@ -594,11 +628,35 @@ std::string resize11To10(Node &node, StepContext &ctx) {
   return computed.empty() ? "" : why + "; " + computed;
 }
 
+/// Resize-11 with tf_half_pixel_for_nn -> Gathers (from 13, which dropped
+/// that coordinate mode): resizeAsGathers' constant indices, for a static
+/// input shape and constant scales or sizes. Nearest, the mode it is made
+/// for, is one Gather per resized axis, at x_original = (i + 0.5) / scale
+/// rounded by nearest_mode and clamped to [0, in - 1]:
+///   Before (opset 11, x: float[1, 1, 4, 4], sizes [1, 1, 3, 2]):
+///     y = Resize<coordinate_transformation_mode = "tf_half_pixel_for_nn">(x, roi, , sizes)
+///   After (target=13):
+///     h = Gather<axis = 2>(x, [1, 2, 3])     (i + .5) / .75 = .67, 2, 3.33
+///     y = Gather<axis = 3>(h, [1, 3])        (i + .5) / .5 = 1, 3
+/// Sizes computed at run time are the output's static dims (sizes and
+/// output must agree). Other modes are their weighed Gathers (as below 11).
+std::string tfHalfPixelAsGathers(Node &node, StepContext &ctx) {
+  std::optional<Shape> shape = knownShape(node.operand(0));
+  bool dynamic = !shape || std::any_of(shape->begin(), shape->end(), [](const Dim &d) { return !d.isValue(); });
+  if (dynamic)
+    return "coordinate_transformation_mode 'tf_half_pixel_for_nn' has no form from opset 13, and its input's shape "
+           "is not static (its Gathers' constant indices need it)";
+  if (std::string why = resizeAsGathers(node, ctx, /*sizesFromOutput=*/true); !why.empty())
+    return "coordinate_transformation_mode 'tf_half_pixel_for_nn' has no form from opset 13, and its Gather form "
+           "does not apply: " + why;
+  return "";
+}
+
 std::string resize13(Node &node, StepContext &ctx) {
   if (ctx.direction == Direction::Up) {
     // Resize-13 dropped this coordinate mode (x_in = (x_out + 0.5) / scale).
     if (node.attrString("coordinate_transformation_mode", "half_pixel") == "tf_half_pixel_for_nn")
-      return "coordinate_transformation_mode 'tf_half_pixel_for_nn' has no form from opset 13";
+      return tfHalfPixelAsGathers(node, ctx);
   } else {
     if (node.numOperands() < 3)
       node.resizeOperands(3);
