@@ -35,26 +35,19 @@
 // more when N is small) so that every C element sees the same sequence of
 // fused multiply-adds as there; results then agree with ONNX Runtime to the
 // last bit far more often, which keeps whole-model comparisons tight.
+// The family is chosen once for the whole runtime (runtime/Simd.h);
 // ONNXSLIM_GEMM_ISA=baseline|avx2|avx512 (or setGemmEngine) picks another
 // family the CPU supports (tests, benchmarks).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Gemm.h"
+#include "runtime/Simd.h"
 #include "runtime/ThreadPool.h"
-
-#include <xsimd/xsimd.hpp>
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define ONNXSLIM_GEMM_X86 1
-#endif
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -62,8 +55,11 @@
 namespace onnxslim::rt {
 namespace {
 
-template <typename T> using Batch = xsimd::batch<T>;
-template <typename T> using AlignedVector = std::vector<T, xsimd::aligned_allocator<T, 64>>;
+using simd::AlignedVector;
+using simd::Batch;
+using simd::currentIsa;
+using simd::Isa;
+using simd::parseIsa;
 
 /// Adds alpha * (packed A panel x packed B panel) into the rows x nr tile at
 /// C, or with `overwrite` stores it there without reading C (as if C were 0);
@@ -288,7 +284,7 @@ template <typename T> Engine<T> baselineEngine() {
 // AVX2 + FMA and AVX-512F micro-kernels (run-time dispatched)
 //===----------------------------------------------------------------------===//
 
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
 
 // Each kernel keeps two accumulator registers per row, named cI0 and cI1;
 // ROW_STEP/ROW_STORE/ROW_TILE act only on rows below ROWS (the others are
@@ -515,67 +511,14 @@ template <> Engine<double> avx512Engine() {
   return Engine<double>{"avx512", 12, 16, 0, 12 * 8, 1024, byRows<double, 12, Avx512D>};
 }
 
-#endif // ONNXSLIM_GEMM_X86
+#endif // ONNXSLIM_ISA_X86
 
 //===----------------------------------------------------------------------===//
 // Engine selection
 //===----------------------------------------------------------------------===//
 
-enum class Isa { Baseline, Avx2, Avx512 };
-
-Isa bestIsa();
-
-/// Whether micro-kernel family `name` runs on this CPU; sets `isa` if so.
-bool parseIsa(std::string_view name, Isa &isa);
-
-/// The best family, or the one ONNXSLIM_GEMM_ISA names when the CPU has it.
-Isa detectIsa() {
-  Isa isa = bestIsa();
-  if (const char *env = std::getenv("ONNXSLIM_GEMM_ISA"))
-    parseIsa(env, isa);
-  return isa;
-}
-
-/// The CPU's best micro-kernel family (detected once).
-Isa bestIsa() {
-  static const Isa isa = [] {
-    Isa saved = Isa::Baseline;
-#ifdef ONNXSLIM_GEMM_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
-      saved = Isa::Avx512;
-    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-      saved = Isa::Avx2;
-#endif
-    return saved;
-  }();
-  return isa;
-}
-
-std::atomic<Isa> &currentIsa() {
-  static std::atomic<Isa> isa{detectIsa()};
-  return isa;
-}
-
-bool parseIsa(std::string_view name, Isa &isa) {
-  Isa best = bestIsa();
-  if (name == "baseline") {
-    isa = Isa::Baseline;
-    return true;
-  }
-  if (name == "avx2" && best != Isa::Baseline) {
-    isa = Isa::Avx2;
-    return true;
-  }
-  if (name == "avx512" && best == Isa::Avx512) {
-    isa = Isa::Avx512;
-    return true;
-  }
-  return false;
-}
-
 template <typename T> Engine<T> engineFor(Isa isa) {
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
   if (isa == Isa::Avx512)
     return avx512Engine<T>();
   if (isa == Isa::Avx2)
@@ -621,7 +564,7 @@ void dotRowsBaseline(int64_t M, int64_t K, const T *A, int64_t lda, const T *Bt,
   }
 }
 
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
 /// The sum of the 16 lanes, halves added pairwise (a fixed order). GCC 12's
 /// _mm512_reduce_add_ps trips -Wmaybe-uninitialized in its own header.
 __attribute__((target("avx512f"))) inline float sumLanes(__m512 v) {
@@ -671,7 +614,7 @@ template <typename T>
 void dotRows(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda, const T *Bt, int64_t ldbt,
              T *out, int64_t ldo) {
   auto go = [&]<int J>() {
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
     if constexpr (std::is_same_v<T, float>)
       if (currentIsa().load() == Isa::Avx512)
         return dotRowsAvx512<J>(M, K, A, lda, Bt, ldbt, out, ldo);
@@ -942,7 +885,7 @@ void multiTapBaseline(int64_t n, int64_t taps, const T *const *src, const T *w, 
   }
 }
 
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
 __attribute__((target("avx2,fma"))) inline __m256 clampAvx2(__m256 x, const StoreClamp *clamp) {
   if (!clamp)
     return x;
@@ -1459,7 +1402,7 @@ template <int ROWS> struct DirectBaseline {
   }
 };
 
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
 
 template <int ROWS>
 __attribute__((target("avx2,fma"))) void
@@ -1563,11 +1506,11 @@ template <int ROWS> struct DirectAvx512 {
   }
 };
 
-#endif // ONNXSLIM_GEMM_X86
+#endif // ONNXSLIM_ISA_X86
 
 /// The direct kernel of the active family.
 DirectEngine directEngine() {
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
   switch (currentIsa().load()) {
   case Isa::Avx512:
     return {12, 32, directByRows<12, DirectAvx512>};
@@ -1806,7 +1749,7 @@ void gemmFewColumns(int64_t M, int64_t N, int64_t K, const double *A, int64_t ld
 
 void multiTapRow(int64_t n, int64_t taps, const float *const *src, const float *w, float bias,
                  float *y, const StoreClamp *clamp) {
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
   switch (currentIsa().load()) {
   case Isa::Avx512:
     // The common depthwise kernels (3, 3x3, 5x5) get unrolled versions.
@@ -1831,7 +1774,7 @@ namespace {
 template <int S>
 bool depthwiseRow(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh, const float *const *rows,
                   const float *w, float bias, float *y, const StoreClamp *clamp) {
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
   if (currentIsa().load() == Isa::Avx512) {
     depthwiseRowAvx512<S>(ow, iw, padLeft, kh, rows, w, bias, y, clamp);
     return true;
@@ -1857,7 +1800,7 @@ bool depthwiseStride1Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
 
 namespace {
 /// The narrow-plane kernel for the geometry on the active engine, or null.
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
 NarrowPlaneFn narrowPlane(int64_t ow, int64_t iw, int64_t padLeft) {
   if (currentIsa().load() != Isa::Avx512 || ow < 1 || iw < 1 || padLeft < 0 || padLeft > 1)
     return nullptr;
@@ -1870,7 +1813,7 @@ NarrowPlaneFn narrowPlane(int64_t ow, int64_t iw, int64_t padLeft) {
 } // namespace
 
 bool depthwiseNarrowFits(int64_t ow, int64_t iw, int64_t padLeft) {
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
   return narrowPlane(ow, iw, padLeft) != nullptr;
 #else
   (void)ow, (void)iw, (void)padLeft;
@@ -1881,7 +1824,7 @@ bool depthwiseNarrowFits(int64_t ow, int64_t iw, int64_t padLeft) {
 bool depthwiseNarrowRows(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64_t iw,
                          int64_t padTop, int64_t padLeft, const float *plane, const float *w,
                          float bias, float *y, const StoreClamp *clamp) {
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
   if (NarrowPlaneFn fn = narrowPlane(ow, iw, padLeft)) {
     fn(oy0, oy1, ow, ih, iw, padTop, plane, w, bias, y, clamp);
     return true;
@@ -1893,7 +1836,7 @@ bool depthwiseNarrowRows(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64
 }
 
 bool winogradRowCombos(const float *d, int64_t ld, int64_t n, float *t, int64_t ldt) {
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
   if (currentIsa().load() == Isa::Avx512) {
     winogradRowCombosAvx512(d, ld, n, t, ldt);
     return true;
@@ -1904,7 +1847,7 @@ bool winogradRowCombos(const float *d, int64_t ld, int64_t n, float *t, int64_t 
 }
 
 bool winogradColumnCombos(const float *e, const float *o, int64_t n, float *v, int64_t ldv) {
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
   if (currentIsa().load() == Isa::Avx512) {
     winogradColumnCombosAvx512(e, o, n, v, ldv);
     return true;
@@ -1916,7 +1859,7 @@ bool winogradColumnCombos(const float *e, const float *o, int64_t n, float *v, i
 
 bool winogradOutputRow(const float *p, int64_t ld, int row, int64_t n, float bias, int64_t ow,
                        float *y) {
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
   if (currentIsa().load() == Isa::Avx512) {
     winogradOutputRowAvx512(p, ld, row, n, bias, ow, y);
     return true;
@@ -1927,7 +1870,7 @@ bool winogradOutputRow(const float *p, int64_t ld, int row, int64_t n, float bia
 }
 
 bool depthwiseRowsAvailable() {
-#ifdef ONNXSLIM_GEMM_X86
+#ifdef ONNXSLIM_ISA_X86
   return currentIsa().load() == Isa::Avx512;
 #else
   return false;
