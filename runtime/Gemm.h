@@ -58,81 +58,14 @@ void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, double alpha, con
                  int64_t lda, const double *Bp, int64_t panelWidth, double beta, double *C,
                  int64_t ldc, const double *rowBias = nullptr, int64_t sliceColumns = 0);
 
-struct StoreClamp;
-
-/// Given `taps` input rows (src[t][i] is tap t's input for output i) and
-/// their weights, Execute: y[i] = sum_t w[t] * src[t][i] + bias for i < n,
-/// the taps accumulated in order from zero (fused multiply-adds where the
-/// engine has them), the bias added last, then the clamp applied when given
-/// (see StoreClamp). The row step of direct (depthwise) convolution; same
-/// run-time dispatch as the GEMM engine.
-void multiTapRow(int64_t n, int64_t taps, const float *const *src, const float *w, float bias,
-                 float *y, const StoreClamp *clamp = nullptr);
-void multiTapRow(int64_t n, int64_t taps, const double *const *src, const double *w, double bias,
-                 double *y, const StoreClamp *clamp = nullptr);
-
-/// One output row of a depthwise convolution with kh x 3 taps, a column
-/// stride of 2 and no column dilation, read straight from the input rows
-/// (no padded, phase-split copy). rows[r] is kernel row r's input row of
-/// `iw` floats, or null when it lies in the padding; w[3 * r + kx] its
-/// weights. Execute: for ox < ow, y[ox] = clamp(sum over the non-null r
-/// and kx < 3 of w[3r+kx] * in_r[2 ox - padLeft + kx] + bias), with in_r
-/// zero outside [0, iw): the sums multiTapRow computes over a zero-padded
-/// copy (the same taps in the same order from zero, fused multiply-adds,
-/// the bias, then the clamp when given). Result: false, with nothing
-/// written, when the active engine has no such kernel (it is AVX-512's).
-bool depthwiseStride2Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
-                         const float *const *rows, const float *w, float bias, float *y,
-                         const StoreClamp *clamp = nullptr);
-
-/// depthwiseStride2Row at a column stride of 1: y[ox] sums
-/// w[3r+kx] * in_r[ox - padLeft + kx].
-bool depthwiseStride1Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
-                         const float *const *rows, const float *w, float bias, float *y,
-                         const StoreClamp *clamp = nullptr);
-
-/// Output rows [oy0, oy1) of one plane of a 3x3 depthwise convolution at
-/// unit strides and dilations, read straight from the input plane (ih x iw,
-/// row pitch iw) and written to y (output row oy0 first, row pitch ow):
-/// y[oy][ox] = clamp(sum over the kernel rows inside the plane and kx < 3
-/// of w[3 ky + kx] * in[oy - padTop + ky][ox - padLeft + kx] + bias), with
-/// in zero left and right of the rows; the sums multiTapRow computes over a
-/// zero-padded copy (the same taps in the same order from zero, fused
-/// multiply-adds, the bias, then the clamp when given). For narrow planes,
-/// whose rows are too short for a call each: several rows' sums are
-/// computed at once. Result: false, with nothing written, when the active
-/// engine has no such kernel (it is AVX-512's) or the geometry is outside
-/// depthwiseNarrowFits.
-bool depthwiseNarrowRows(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64_t iw,
-                         int64_t padTop, int64_t padLeft, const float *plane, const float *w,
-                         float bias, float *y, const StoreClamp *clamp = nullptr);
-
-/// Whether depthwiseNarrowRows takes rows of ow outputs from input rows of
-/// iw with padLeft columns of padding: on AVX-512, up to 64 outputs and 80
-/// inputs a row, padLeft 0 or 1.
-bool depthwiseNarrowFits(int64_t ow, int64_t iw, int64_t padLeft);
-
-/// The transforms of Winograd F(2x2, 3x3) convolution (see convWinograd in
-/// runtime/kernels/Conv.cpp), AVX-512's; Result: false, with nothing
-/// written, on other engines (the caller then computes the same
-/// operations in the same order itself).
-///  - winogradRowCombos: rows r of d (ld apart) to rows of t (ldt apart):
-///    t0 = d0 - d2, t1 = d1 + d2, t2 = d2 - d1, t3 = d1 - d3, for q < n.
-///  - winogradColumnCombos: a row's even columns e and odd columns o (read
-///    up to index n) to rows of v (ldv apart): v0 = e[q] - e[q+1],
-///    v1 = o[q] + e[q+1], v2 = e[q+1] - o[q], v3 = o[q] - o[q+1].
-///  - winogradOutputRow: output row `row` (0 or 1) of n tiles from the 16
-///    products p + xi * ld: s_j = (p_j + p_4+j) + p_8+j for row 0,
-///    (p_4+j - p_8+j) - p_12+j for row 1; y[2q] = ((s0 + s1) + s2) + bias,
-///    y[2q+1] = ((s1 - s2) - s3) + bias, for outputs below ow.
-bool winogradRowCombos(const float *d, int64_t ld, int64_t n, float *t, int64_t ldt);
-bool winogradColumnCombos(const float *e, const float *o, int64_t n, float *v, int64_t ldv);
-bool winogradOutputRow(const float *p, int64_t ld, int row, int64_t n, float bias, int64_t ow,
-                       float *y);
-
-/// Whether depthwiseStride2Row and depthwiseStride1Row run on the active
-/// engine.
-bool depthwiseRowsAvailable();
+/// Given A (rows x K, row-major, lda), Execute: packs it into `packed` in
+/// MR-tall row panels, the layout in which the micro-kernels read op(A):
+/// panel p, at element p * MR * K, holds for each k < K the values of rows
+/// p * MR to p * MR + MR - 1 in column k, zero past the last row. (The
+/// direct convolution product, runtime/conv/Kernels.h, multiplies filters
+/// packed so.)
+void packRowPanels(int64_t rows, int64_t K, const float *A, int64_t lda, int64_t MR,
+                   float *packed);
 
 /// Columns of op(B) up to which a product takes dot products instead of
 /// packing (sgemm with A not transposed, and gemmFewColumns).
@@ -149,58 +82,6 @@ void gemmFewColumns(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda
 void gemmFewColumns(int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
                     const double *Bt, int64_t ldbt, double *C, int64_t ldc,
                     const double *rowBias = nullptr);
-
-/// A clamp applied to results as they are stored: x < lo ? lo : x, then
-/// > hi ? hi : that (NaN passes), as the Clip and Relu kernels compute it.
-struct StoreClamp {
-  float lo, hi;
-};
-
-/// Row panels of a direct convolution product of M rows: as few as the
-/// active engine's panel height allows, of balanced heights (panel p holds
-/// rows directPanelStart(M, p) to directPanelStart(M, p + 1)), so that no
-/// panel is a thin remainder (64 rows are 10 to 11 a panel, not 5 x 12 and
-/// a panel of 4, whose kernel ran at half the rate of the others).
-int64_t directPanels(int64_t M);
-int64_t directPanelStart(int64_t M, int64_t p);
-
-/// Elements of the packed filters of a direct convolution product: M x K
-/// in the active engine's row panels.
-int64_t directFilterElements(int64_t M, int64_t K);
-
-/// Given A (M x K, row-major, lda), Execute: packs it for convProductDirect
-/// into `packed` (directFilterElements(M, K) elements, 64-byte aligned).
-void packDirectFilters(int64_t M, int64_t K, const float *A, int64_t lda, float *packed);
-
-/// The product of a convolution read straight from zero-padded input
-/// planes, with no column matrix ("implicit GEMM"). Row k of the
-/// virtual K x columns matrix B is the run B + offsets[k]; output (oy, ox),
-/// for oy < rows and ox < width, is virtual column v = oy * pitch + ox (the
-/// columns between rows, under the padding, are not computed). Given A
-/// packed by packDirectFilters, Execute: for m < M and every output,
-/// C[m * ldc + oy * width + ox] = clamp(sum_k A[m][k] * B[offsets[k] + v] +
-/// rowBias[m]), the sum taken over k in order from zero with fused
-/// multiply-adds (in K slices fixed by K alone), the bias (when given) and
-/// then the clamp (when given) applied as separate roundings: an output's
-/// result does not depend on `rows` or on where it lies. B is read below
-/// offsets[k] + (rows - 1) * pitch + width + kConvDirectSlack for every k
-/// (callers leave that much readable slack), and below
-/// offsets[k] + rows * pitch when width is a multiple of
-/// directColumnTile() / 2. Only the rows of panels [panelBegin, panelEnd)
-/// are computed (all of them when panelEnd < 0); C and rowBias stay those
-/// of row 0. Runs on the calling thread. Float only: the kernels of the
-/// active engine's family.
-void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B,
-                       const int64_t *offsets, int64_t rows, int64_t pitch, int64_t width,
-                       float *C, int64_t ldc, const float *rowBias, const StoreClamp *clamp,
-                       int64_t panelBegin = 0, int64_t panelEnd = -1);
-
-/// Elements past the last output's virtual column that convProductDirect
-/// may read.
-constexpr int64_t kConvDirectSlack = 32;
-
-/// The column tile of convProductDirect's active engine.
-int64_t directColumnTile();
 
 /// Given "baseline", "avx2" or "avx512", Execute: makes later calls use that
 /// micro-kernel family, Result: false (and no change) when the CPU lacks it.

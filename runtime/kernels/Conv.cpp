@@ -50,6 +50,7 @@
 #include "runtime/Gemm.h"
 #include "runtime/Kernel.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/conv/Kernels.h"
 #include "runtime/kernels/Dispatch.h"
 #include "runtime/kernels/NNCommon.h"
 

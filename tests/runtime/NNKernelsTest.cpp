@@ -16,6 +16,7 @@
 #include "runtime/Interpreter.h"
 #include "runtime/Kernel.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/conv/Kernels.h"
 
 #include <gtest/gtest.h>
 
