@@ -4,7 +4,6 @@
 // built on, each with a scalar or xsimd version and AVX2 / AVX-512 ones
 // chosen at run time with the GEMM engine's family (runtime/Simd.h):
 //  - the multi-tap and depthwise rows (runtime/conv/DepthwiseRows.cpp);
-//  - the Winograd transforms (runtime/conv/Winograd.cpp);
 //  - the direct product, a GEMM whose B is read straight from padded input
 //    planes (runtime/conv/DirectProduct.cpp).
 // Every kernel computes each output with the same operations in the same
@@ -84,28 +83,6 @@ bool depthwiseNarrowFits(int64_t ow, int64_t iw, int64_t padLeft);
 /// Whether depthwiseStride2Row and depthwiseStride1Row run on the active
 /// engine.
 bool depthwiseRowsAvailable();
-
-//===----------------------------------------------------------------------===//
-// Winograd transforms (runtime/conv/Winograd.cpp)
-//===----------------------------------------------------------------------===//
-
-/// The transforms of Winograd F(2x2, 3x3) convolution (see convWinograd in
-/// runtime/conv/Winograd.cpp), AVX-512's; Result: false, with nothing
-/// written, on other engines (the caller then computes the same
-/// operations in the same order itself).
-///  - winogradRowCombos: rows r of d (ld apart) to rows of t (ldt apart):
-///    t0 = d0 - d2, t1 = d1 + d2, t2 = d2 - d1, t3 = d1 - d3, for q < n.
-///  - winogradColumnCombos: a row's even columns e and odd columns o (read
-///    up to index n) to rows of v (ldv apart): v0 = e[q] - e[q+1],
-///    v1 = o[q] + e[q+1], v2 = e[q+1] - o[q], v3 = o[q] - o[q+1].
-///  - winogradOutputRow: output row `row` (0 or 1) of n tiles from the 16
-///    products p + xi * ld: s_j = (p_j + p_4+j) + p_8+j for row 0,
-///    (p_4+j - p_8+j) - p_12+j for row 1; y[2q] = ((s0 + s1) + s2) + bias,
-///    y[2q+1] = ((s1 - s2) - s3) + bias, for outputs below ow.
-bool winogradRowCombos(const float *d, int64_t ld, int64_t n, float *t, int64_t ldt);
-bool winogradColumnCombos(const float *e, const float *o, int64_t n, float *v, int64_t ldv);
-bool winogradOutputRow(const float *p, int64_t ld, int row, int64_t n, float bias, int64_t ow,
-                       float *y);
 
 //===----------------------------------------------------------------------===//
 // Direct product (runtime/conv/DirectProduct.cpp)

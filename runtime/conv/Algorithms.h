@@ -1,0 +1,99 @@
+//===- runtime/conv/Algorithms.h - The convolution algorithms --*- C++ -*-===//
+//
+// One entry point per algorithm of runtime/conv/, each for the geometry
+// runtime/kernels/Conv.cpp (convForward) chose it for. Every one writes
+// every output of y (bias, then the epilogue, included) and computes each
+// output with operations that do not depend on the thread count. Float
+// only where the signature says float; the templates are instantiated for
+// float and double.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/conv/Common.h"
+
+#include <cstdint>
+
+namespace onnxslim::rt::nn {
+
+//===----------------------------------------------------------------------===//
+// Depthwise: groups of one input channel (runtime/conv/Depthwise.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Depthwise convolution (a channel multiplier up to 4) over zero-padded
+/// copies of the input planes laid out by `p` (planPadded), or read
+/// straight from the input by the AVX-512 row kernels where they apply.
+template <typename C>
+void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,
+                     int64_t M, int64_t group, const Window::Dims3 &g, const PaddedPlan &p,
+                     const Epilogue<C> &epilogue);
+
+/// Depthwise convolution of any geometry (3-D, or where planPadded
+/// declines): row by row with scalar edges.
+template <typename C>
+void depthwiseConv(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin, int64_t M,
+                   int64_t group, const Window::Dims3 &g, const Epilogue<C> &epilogue);
+
+//===----------------------------------------------------------------------===//
+// Direct products: no column matrix (runtime/conv/Direct.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Float 1-D/2-D convolution at strides 1 and 2 as direct products over
+/// zero-padded copies of the input planes laid out by `plan`, band by band.
+void convDirect(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                int64_t Cin, int64_t M, int64_t group, const Window::Dims3 &g,
+                const PaddedPlan &plan, const Epilogue<float> &epilogue, PackedFilters *kept);
+
+/// Whether a pointwise product of M output and K input channels per group
+/// over planes of planeSize elements runs as pointwiseDirect.
+bool pointwiseIsDirect(int64_t M, int64_t K, int64_t planeSize);
+
+/// Float pointwise convolution as a direct product over the input planes.
+void pointwiseDirect(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                     int64_t Cin, int64_t M, int64_t group, int64_t planeSize,
+                     const Epilogue<float> &epilogue, PackedFilters *kept);
+
+//===----------------------------------------------------------------------===//
+// Winograd F(2x2, 3x3) (runtime/conv/Winograd.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Whether a float convolution runs as convWinograd.
+bool winogradFits(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_t group);
+
+/// A float 3x3 convolution at unit strides and dilations, one group, as
+/// Winograd F(2x2, 3x3) products.
+void convWinograd(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                  int64_t Cin, int64_t M, const Window::Dims3 &g, const Epilogue<float> &epilogue,
+                  PackedFilters *kept);
+
+//===----------------------------------------------------------------------===//
+// Lowered to GEMM (runtime/conv/Im2col.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Pointwise convolution (1x1 kernel, unit strides, no padding) as GEMMs on X.
+template <typename C>
+void convPointwiseGemm(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,
+                       int64_t M, int64_t group, const Window &win, const Epilogue<C> &epilogue);
+
+/// Convolution with at most kFewColumns outputs per image: dot products of
+/// the filters with the gathered receptive fields.
+template <typename C>
+void convFewColumns(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,
+                    int64_t M, int64_t group, const Window::Dims3 &g, const Epilogue<C> &epilogue);
+
+/// Any other convolution: im2col chunks into the GEMM's packed panels.
+template <typename C>
+void convIm2col(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin, int64_t M,
+                int64_t group, const Window &win, const Epilogue<C> &epilogue);
+
+//===----------------------------------------------------------------------===//
+// ConvTranspose and Col2Im (runtime/conv/ConvTranspose.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The adjoint of im2col over grid rows [r0, r0 + nRows): adds each column
+/// entry into the image element it was read from (padding dropped).
+template <typename C>
+void col2imAdd(const C *col, int64_t channels, const Window::Dims3 &g, int64_t r0, int64_t nRows,
+               C *img);
+
+} // namespace onnxslim::rt::nn

@@ -1,0 +1,207 @@
+//===- runtime/conv/Direct.cpp - Convolution with no column matrix --------===//
+//
+// The convolutions that run as direct products (convProductDirect in
+// runtime/conv/Kernels.h), reading their B straight from input planes:
+//  - convDirect: float 1-D/2-D convolution at strides 1 and 2 over
+//    zero-padded (phase-split when strided) copies of the input planes,
+//    a band of output rows per task, each band's planes filled by the
+//    thread that multiplies them (so they are still in its L2);
+//  - pointwiseDirect: float 1x1 convolution over the input planes
+//    themselves (row c of B is plane c), when it reduces channels or has
+//    few inputs.
+// Their filters are packed once into the engine's row panels, and kept
+// packed in the node's state for a constant W (PackedFilters).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Gemm.h"
+#include "runtime/ThreadPool.h"
+#include "runtime/conv/Algorithms.h"
+#include "runtime/conv/Common.h"
+#include "runtime/conv/Kernels.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace onnxslim::rt::nn {
+namespace {
+
+/// Elements of a direct convolution band's zero-padded planes (256 KB of
+/// floats: with its output, the band stays in a core's L2 from its fill to
+/// its product).
+constexpr int64_t kDirectBandElements = int64_t{1} << 16;
+
+/// Fewest virtual columns of a direct convolution band (each block of a
+/// band re-reads the filters).
+constexpr int64_t kDirectMinBandColumns = 1024;
+
+/// Given the filters w of a float convolution ([group * Mg, rows]),
+/// Result: them packed for convProductDirect, group after group
+/// (directFilterElements(Mg, rows) apart): from `kept` when it holds them
+/// packed from the same w for the same geometry and engine, else packed
+/// into `kept` (kept for the next call) or, without it, into scratch.
+const float *directFilters(const float *w, int64_t group, int64_t Mg, int64_t rows,
+                           PackedFilters *kept) {
+  const int64_t size = directFilterElements(Mg, rows);
+  const char *engine = gemmEngineName();
+  if (kept && kept->source == w && kept->group == group && kept->Mg == Mg &&
+      kept->rows == rows && kept->engine == engine)
+    return kept->data.data();
+  float *packed;
+  if (!kept)
+    packed = scratch<float, 4>(group * size);
+  else {
+    kept->data.resize(static_cast<size_t>(group * size));
+    packed = kept->data.data();
+    kept->source = w;
+    kept->group = group;
+    kept->Mg = Mg;
+    kept->rows = rows;
+    kept->engine = engine;
+  }
+  for (int64_t gi = 0; gi < group; ++gi)
+    packDirectFilters(Mg, rows, w + gi * Mg * rows, rows, packed + gi * size);
+  return packed;
+}
+
+} // namespace
+
+/// Float 1-D/2-D convolution straight from zero-padded input planes (the
+/// layout of planPadded, split by column phase when strided), with no
+/// column matrix: row k = (c, tap) of the virtual column matrix is plane c
+/// at the tap's offset, and output row oy starts oy * stride padded rows
+/// in (convProductDirect). The output rows are cut into bands, each a
+/// task that copies the padded rows its outputs read (its rows plus the
+/// kernel's halo) into its own thread's planes and runs the product on
+/// them, so the planes are still in that core's L2 when the product reads
+/// them for every tap. A column's result does not depend on the bands, so
+/// neither does the output on the thread count.
+void convDirect(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                int64_t Cin, int64_t M, int64_t group, const Window::Dims3 &g,
+                const PaddedPlan &plan, const Epilogue<float> &epilogue, PackedFilters *kept) {
+  const int64_t Cg = Cin / group, Mg = M / group, kS = g.kernel[1] * g.kernel[2];
+  const int64_t rows = Cg * kS, inS = g.in[1] * g.in[2], outS = g.out[1] * g.out[2];
+  const int64_t oh = g.out[1], ow = g.out[2], pitch = plan.rowPitch, sy = g.strides[1];
+  // Padded rows read by a band of n output rows: (n - 1) * sy + reach.
+  const int64_t reach = plan.rows - (oh - 1) * sy;
+  const int64_t filterSize = directFilterElements(Mg, rows);
+  const float *filters = directFilters(w, group, Mg, rows, kept);
+  // Bands within kDirectBandElements, of at least kDirectMinBandColumns;
+  // with threads, at least four per thread (a late worker then leaves its
+  // share to the others).
+  int64_t bandRows =
+      std::clamp<int64_t>(std::max((kDirectBandElements / (Cg * pitch) - reach) / sy + 1,
+                                   (kDirectMinBandColumns + pitch - 1) / pitch),
+                          1, oh);
+  int64_t bands = (oh + bandRows - 1) / bandRows;
+  const bool split = worthSplitting(N * M * rows * outS, N * (Cin * inS + M * outS));
+  if (split)
+    bands = std::max(bands, std::min<int64_t>(oh, 4 * threadCount()));
+  bandRows = (oh + bands - 1) / bands;
+  bands = (oh + bandRows - 1) / bandRows;
+  // A clamp alone is applied as the product stores; after a fused Add, the
+  // epilogue does both over the band's output.
+  const bool clampInProduct = epilogue.clamps && !epilogue.addend;
+  const StoreClamp sc{epilogue.lo, epilogue.hi};
+  auto band = [&](int64_t task) {
+    const int64_t b = task % bands, gi = task / bands % group, n = task / bands / group;
+    const int64_t oy0 = b * bandRows, oy1 = std::min(oh, oy0 + bandRows);
+    const int64_t bandIn = (oy1 - oy0 - 1) * sy + reach, planeSize = bandIn * pitch;
+    // The product reads up to kConvDirectSlack elements past the last plane.
+    float *planes = scratch<float, 2>(Cg * planeSize + kConvDirectSlack);
+    std::fill(planes + Cg * planeSize, planes + Cg * planeSize + kConvDirectSlack, 0.0f);
+    thread_local std::vector<int64_t> offsets;
+    offsets.resize(static_cast<size_t>(rows));
+    const float *xg = x + (n * Cin + gi * Cg) * inS;
+    for (int64_t c = 0; c < Cg; ++c) {
+      fillPaddedRows(xg + c * inS, g, plan, oy0 * sy, oy0 * sy + bandIn, planes + c * planeSize);
+      for (int64_t t = 0; t < kS; ++t)
+        offsets[static_cast<size_t>(c * kS + t)] = c * planeSize + plan.tapRel[t];
+    }
+    float *yb = y + (n * M + gi * Mg) * outS + oy0 * ow;
+    convProductDirect(Mg, rows, filters + gi * filterSize, planes, offsets.data(), oy1 - oy0,
+                      sy * pitch, ow, yb, outS,
+                      bias ? bias + gi * Mg : nullptr, clampInProduct ? &sc : nullptr);
+    if (epilogue.addend)
+      for (int64_t m = 0; m < Mg; ++m)
+        epilogue(yb + m * outS, (oy1 - oy0) * ow);
+  };
+  parallelForIf(split, N * group * bands, band);
+}
+
+/// Whether a pointwise product of M output and K input channels per group
+/// runs as a direct product (pointwiseDirect) rather than a GEMM: when it
+/// reduces channels or has very few (measured on mlsd's layers: the GEMM's
+/// packing of B, a strided copy of the input, costs more than it saves
+/// there; expansions reuse each packed panel for many rows and keep it).
+bool pointwiseIsDirect(int64_t M, int64_t K, int64_t planeSize) {
+  return planeSize >= directColumnTile() && (M <= K || K <= 16);
+}
+
+/// Pointwise float convolution (1x1 kernel, unit strides, no padding) as a
+/// direct product over the input planes themselves (convProductDirect with
+/// one output row: row c of the product's B is plane c), with no packed
+/// copy of B. Tasks are pieces of whole column tiles (the product then
+/// reads nothing past a plane) times blocks of whole row panels when the
+/// pieces are too few for the threads; the last columns short of a tile go
+/// through the GEMM, the same columns whatever the thread count, and no
+/// column's result depends on its task.
+void pointwiseDirect(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                     int64_t Cin, int64_t M, int64_t group, int64_t planeSize,
+                     const Epilogue<float> &epilogue, PackedFilters *kept) {
+  const int64_t Cg = Cin / group, Mg = M / group, tile = directColumnTile();
+  const int64_t panels = directPanels(Mg);
+  const int64_t tiles = planeSize / tile, filterSize = directFilterElements(Mg, Cg);
+  const float *filters = directFilters(w, group, Mg, Cg, kept);
+  std::vector<int64_t> offsets(static_cast<size_t>(Cg));
+  for (int64_t c = 0; c < Cg; ++c)
+    offsets[static_cast<size_t>(c)] = c * planeSize;
+  const bool split = worthSplitting(N * M * Cg * planeSize, N * (Cin + M) * planeSize);
+  int64_t pieces = std::max<int64_t>(1, tiles * tile / kMinChunkColumns), blocks = 1;
+  if (split) {
+    pieces = std::max<int64_t>(pieces, 4 * threadCount());
+    pieces = std::clamp<int64_t>(pieces, 1,
+                                 std::max<int64_t>(1, tiles * tile / kMinThreadColumns));
+    // Narrow planes by blocks of output channels alone (kChannelSplitPlane).
+    if (planeSize < kChannelSplitPlane && panels >= threadCount())
+      pieces = 1;
+    blocks = std::clamp<int64_t>((4 * threadCount() + pieces - 1) / pieces, 1, panels);
+    // A whole number of tasks per thread where the panels allow (mlsd's
+    // 20x20 layers: 3 x 3 tasks on two threads left one core a task idle).
+    for (int64_t b = blocks; b <= panels; ++b)
+      if (pieces * b % threadCount() == 0) {
+        blocks = b;
+        break;
+      }
+  } else
+    pieces = std::clamp<int64_t>(pieces, 1, std::max<int64_t>(1, tiles));
+  const bool clampInProduct = epilogue.clamps && !epilogue.addend;
+  const StoreClamp sc{epilogue.lo, epilogue.hi};
+  const int64_t perGroup = pieces * blocks, tasks = N * group * perGroup;
+  auto task = [&](int64_t k) {
+    const int64_t t = k % perGroup / blocks, bl = k % blocks;
+    const int64_t gi = k / perGroup % group, n = k / perGroup / group;
+    const int64_t j0 = tiles * t / pieces * tile, j1 = tiles * (t + 1) / pieces * tile;
+    const int64_t p0 = panels * bl / blocks, p1 = panels * (bl + 1) / blocks;
+    const int64_t m0 = directPanelStart(Mg, p0), m1 = directPanelStart(Mg, p1);
+    const float *xg = x + (n * Cin + gi * Cg) * planeSize;
+    float *yg = y + (n * M + gi * Mg + m0) * planeSize;
+    const float *bg = bias ? bias + gi * Mg + m0 : nullptr;
+    if (j1 > j0)
+      convProductDirect(Mg, Cg, filters + gi * filterSize, xg + j0, offsets.data(), 1, j1 - j0,
+                        j1 - j0, y + (n * M + gi * Mg) * planeSize + j0, planeSize,
+                        bias ? bias + gi * Mg : nullptr, clampInProduct ? &sc : nullptr, p0, p1);
+    // The columns short of a tile: the last piece's.
+    const int64_t end = t + 1 == pieces ? planeSize : j1;
+    if (end > j1)
+      sgemm(false, false, m1 - m0, end - j1, Cg, 1.0f, w + (gi * Mg + m0) * Cg, Cg, xg + j1,
+            planeSize, 0.0f, yg + j1, planeSize, bg);
+    if (epilogue.addend || (end > j1 && epilogue.clamps))
+      for (int64_t m = 0; m < m1 - m0; ++m) {
+        const int64_t from = epilogue.addend ? j0 : j1;
+        epilogue(yg + m * planeSize + from, end - from);
+      }
+  };
+  parallelForIf(split, tasks, task);
+}
+
+} // namespace onnxslim::rt::nn

@@ -1,0 +1,350 @@
+//===- runtime/conv/Im2col.cpp - Convolution lowered to GEMM --------------===//
+//
+// The convolutions that run on the GEMM engine (runtime/Gemm.h):
+//  - convPointwiseGemm: a 1x1 kernel with unit strides and no padding is
+//    one GEMM per (image, group) straight on X, cut into column pieces
+//    (and blocks of output channels for narrow planes) as tasks;
+//  - convFewColumns: at most kFewColumns outputs per image, each a dot
+//    product of a filter row with its gathered receptive field;
+//  - convIm2col: everything else; the column matrix is written directly
+//    in the GEMM engine's packed-B panel layout (no second copy) for a few
+//    output rows at a time (sized for L2), from zero-padded copies of the
+//    planes when they fit, each chunk a task.
+// The bias is added after the product, as ONNX Runtime does, so roundings
+// follow the same sequence (the GEMM adds it as it stores its results).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Gemm.h"
+#include "runtime/ThreadPool.h"
+#include "runtime/conv/Algorithms.h"
+#include "runtime/conv/Common.h"
+
+#include <xsimd/xsimd.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+namespace onnxslim::rt::nn {
+namespace {
+
+/// Elements of a Conv column matrix chunk: small enough to stay in L2 between
+/// its construction and the GEMM that reads it.
+constexpr int64_t kConvColumnBudget = int64_t{1} << 17;
+
+/// Elements of zero-padded input planes that im2col may stage (16 MB of floats).
+constexpr int64_t kPaddedBudget = int64_t{1} << 22;
+
+/// dst[i] = src[i] for i < n: inline SIMD copies, for the short runs (a
+/// panel's width or less) of the column matrices, where a call to memcpy
+/// per run cost more than the copy.
+template <typename C> inline void copyShort(C *dst, const C *src, int64_t n) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<C, float> || std::is_same_v<C, double>) {
+    using B = xsimd::batch<C>;
+    constexpr int64_t W = static_cast<int64_t>(B::size);
+    for (; i + W <= n; i += W)
+      B::load_unaligned(src + i).store_unaligned(dst + i);
+  }
+  for (; i < n; ++i)
+    dst[i] = src[i];
+}
+
+/// Copies `len` elements of a column-matrix row that starts at column j into
+/// the packed-B panels it spans (see im2colPacked).
+template <typename C>
+inline void scatterToPanels(const C *row, int64_t len, int64_t j, int64_t panelWidth,
+                            int64_t panelStride, C *base) {
+  int64_t o = j % panelWidth;
+  C *dst = base + (j / panelWidth) * panelStride + o;
+  for (int64_t ox = 0; ox < len;) {
+    int64_t n = std::min(panelWidth - o, len - ox);
+    copyShort(dst, row + ox, n);
+    ox += n;
+    dst += panelStride - o;
+    o = 0;
+  }
+}
+
+/// Builds the column matrix of `channels` image planes for grid rows
+/// [r0, r0+nRows) (row (c, kz, ky, kx), column = grid position - r0 * width)
+/// straight in the GEMM engine's packed-B layout of `panelWidth`-column
+/// panels (see gemmPanelWidth), so that the product reads it without another
+/// copy. Columns past the end are zero.
+template <typename C>
+void im2colPacked(const C *img, int64_t channels, const Window::Dims3 &g, int64_t r0,
+                  int64_t nRows, int64_t panelWidth, C *dst) {
+  const int64_t ow = g.out[2], cols = nRows * ow;
+  const int64_t inS = g.in[0] * g.in[1] * g.in[2];
+  const int64_t K = channels * g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t panelStride = K * panelWidth;
+  C *row = scratch<C, 1>(ow);
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t kz = 0; kz < g.kernel[0]; ++kz)
+      for (int64_t ky = 0; ky < g.kernel[1]; ++ky)
+        for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
+          int64_t kk = ((c * g.kernel[0] + kz) * g.kernel[1] + ky) * g.kernel[2] + kx;
+          C *base = dst + kk * panelWidth;
+          int64_t off = kx * g.dilations[2] - g.padBegin[2];
+          int64_t lo, hi;
+          validRange(off, g.strides[2], g.in[2], ow, lo, hi);
+          for (int64_t r = r0; r < r0 + nRows; ++r) {
+            int64_t oz = r / g.out[1], oy = r % g.out[1];
+            int64_t iz = oz * g.strides[0] + kz * g.dilations[0] - g.padBegin[0];
+            int64_t iy = oy * g.strides[1] + ky * g.dilations[1] - g.padBegin[1];
+            if (iz < 0 || iz >= g.in[0] || iy < 0 || iy >= g.in[1]) {
+              std::fill(row, row + ow, C(0));
+            } else {
+              const C *srow = img + c * inS + (iz * g.in[1] + iy) * g.in[2];
+              std::fill(row, row + lo, C(0));
+              std::fill(row + hi, row + ow, C(0));
+              if (g.strides[2] == 1) {
+                std::memcpy(row + lo, srow + lo + off, sizeof(C) * static_cast<size_t>(hi - lo));
+              } else {
+                for (int64_t ox = lo; ox < hi; ++ox)
+                  row[ox] = srow[ox * g.strides[2] + off];
+              }
+            }
+            scatterToPanels(row, ow, (r - r0) * ow, panelWidth, panelStride, base);
+          }
+        }
+  if (int64_t tail = cols % panelWidth) {
+    C *last = dst + (cols / panelWidth) * panelStride;
+    for (int64_t kk = 0; kk < K; ++kk)
+      std::fill(last + kk * panelWidth + tail, last + (kk + 1) * panelWidth, C(0));
+  }
+}
+
+/// im2colPacked for 1-D/2-D geometry from `channels` padded planes (the
+/// layout of planPadded, planes `planeSize` elements apart): every row of
+/// the column matrix is then one contiguous run of a plane, copied straight
+/// into the panels.
+template <typename C>
+void im2colFromPadded(const C *planes, int64_t planeSize, int64_t channels,
+                      const Window::Dims3 &g, const PaddedPlan &p, int64_t r0, int64_t nRows,
+                      int64_t panelWidth, C *dst) {
+  const int64_t ow = g.out[2], cols = nRows * ow, kS = g.kernel[1] * g.kernel[2];
+  const int64_t K = channels * kS, panelStride = K * panelWidth;
+  const int64_t rowStep = g.strides[1] * p.rowPitch;
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t t = 0; t < kS; ++t) {
+      C *base = dst + (c * kS + t) * panelWidth;
+      const C *src = planes + c * planeSize + p.tapRel[t] + r0 * rowStep;
+      for (int64_t r = 0; r < nRows; ++r, src += rowStep)
+        scatterToPanels(src, ow, r * ow, panelWidth, panelStride, base);
+    }
+  if (int64_t tail = cols % panelWidth) {
+    C *last = dst + (cols / panelWidth) * panelStride;
+    for (int64_t kk = 0; kk < K; ++kk)
+      std::fill(last + kk * panelWidth + tail, last + (kk + 1) * panelWidth, C(0));
+  }
+}
+
+} // namespace
+
+/// Pointwise convolution (1x1 kernel, unit strides, no padding) as GEMMs
+/// straight on X, one per (image, group), cut into column pieces and blocks
+/// of output channels for the epilogue and the threads.
+template <typename C>
+void convPointwiseGemm(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,
+                       int64_t M, int64_t group, const Window &win, const Epilogue<C> &epilogue) {
+  const int64_t inS = win.inSize(), outS = win.outSize(), kS = win.kernelSize();
+  const int64_t Cg = Cin / group, Mg = M / group;
+  // The bias is added after the product (as ONNX Runtime does), so that the
+  // rounding of every output follows the same sequence of operations; the
+  // GEMM adds it as it stores its last K slice (see sgemm's rowBias).
+  auto biasOf = [&](int64_t gi) { return bias ? bias + gi * Mg : nullptr; };
+  const int64_t rows = Cg * kS;
+  // Column pieces: with a fused clamp, about kMinChunkColumns wide, so
+  // that the clamp reads its piece of the output while it is still in
+  // L2; with threads, the pieces are the tasks. Every piece keeps
+  // kMinThreadColumns columns, so the GEMM's K slice (MLAS's rule, which
+  // only shortens it for narrower products) is the whole product's.
+  const bool split = worthSplitting(N * M * Cg * outS, N * (Cin + M) * outS);
+  int64_t pieces = epilogue.on() ? std::max<int64_t>(1, outS / kMinChunkColumns) : 1;
+  if (split)
+    pieces = std::max<int64_t>(pieces, 4 * threadCount());
+  pieces = std::max<int64_t>(1, std::min(pieces, outS / kMinThreadColumns));
+  constexpr int64_t kMinBlockRows = 16;
+  // Narrow planes (see kChannelSplitPlane) are split by output channels
+  // alone, when they have rows for a block per thread.
+  const bool byChannels = split && outS < kChannelSplitPlane &&
+                          Mg >= kMinBlockRows * threadCount();
+  if (byChannels)
+    pieces = 1;
+  // Planes too narrow for enough pieces (mlsd's 20x20 layers: three on
+  // two threads, one core idle for a third of the product) have their
+  // output channels cut into blocks of kMinBlockRows or more as well, the
+  // fewest that make the tasks at least two per thread and a whole number
+  // per thread. Tasks run block by block, so each core writes whole
+  // output planes. The GEMM's K slice depends on the columns only: a
+  // block's outputs see the operations of the whole product.
+  const int64_t threads = threadCount();
+  int64_t blocks = 1;
+  // (Split by channels: at least one block per thread when two are too
+  // many for the rows.)
+  auto fewestBlocks = [&](int64_t least) {
+    for (int64_t b = 1; b <= Mg / kMinBlockRows; ++b)
+      if (pieces * b >= least && pieces * b % threads == 0)
+        return b;
+    return int64_t{0};
+  };
+  if (split) {
+    blocks = fewestBlocks(2 * threads);
+    if (blocks == 0 && byChannels)
+      blocks = fewestBlocks(threads);
+    blocks = std::max<int64_t>(blocks, 1);
+  }
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const C *xg = x + (n * Cin + gi * Cg) * inS;
+      C *yg = y + (n * M + gi * Mg) * outS;
+      const C *bg = biasOf(gi);
+      auto piece = [&](int64_t task) {
+        const int64_t t = task % pieces, b = task / pieces;
+        const int64_t j0 = outS * t / pieces, j1 = outS * (t + 1) / pieces;
+        // Block edges on multiples of 8 rows (whole micro-kernel panels).
+        const int64_t m0 = b == 0 ? 0 : Mg * b / blocks / 8 * 8;
+        const int64_t m1 = b + 1 == blocks ? Mg : Mg * (b + 1) / blocks / 8 * 8;
+        gemm(false, false, m1 - m0, j1 - j0, Cg, C(1), w + (gi * Mg + m0) * rows, rows,
+             xg + j0, inS, C(0), yg + m0 * outS + j0, outS, bg ? bg + m0 : nullptr);
+        if (epilogue.on())
+          for (int64_t m = m0; m < m1; ++m)
+            epilogue(yg + m * outS + j0, j1 - j0);
+      };
+      parallelForIf(split, pieces * blocks, piece);
+    }
+}
+
+/// Convolution with at most kFewColumns output positions per image (a
+/// frame of a 1-D signal, a tiny feature map): each position's receptive
+/// field is gathered into one row (zeros in the padding), and every output
+/// is a dot product of a filter row with it (gemmFewColumns), with no
+/// packing of the filters.
+template <typename C>
+void convFewColumns(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,
+                    int64_t M, int64_t group, const Window::Dims3 &g, const Epilogue<C> &epilogue) {
+  const int64_t Cg = Cin / group, Mg = M / group;
+  const int64_t kS = g.kernel[0] * g.kernel[1] * g.kernel[2], rows = Cg * kS;
+  const int64_t inS = g.in[0] * g.in[1] * g.in[2], outS = g.out[0] * g.out[1] * g.out[2];
+  std::vector<C> fields(static_cast<size_t>(outS * rows));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const C *xg = x + (n * Cin + gi * Cg) * inS;
+      for (int64_t j = 0; j < outS; ++j) {
+        const int64_t oz = j / (g.out[1] * g.out[2]), oy = j / g.out[2] % g.out[1],
+                      ox = j % g.out[2];
+        C *dst = fields.data() + j * rows;
+        for (int64_t c = 0; c < Cg; ++c)
+          for (int64_t kz = 0; kz < g.kernel[0]; ++kz)
+            for (int64_t ky = 0; ky < g.kernel[1]; ++ky)
+              for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
+                const int64_t iz = oz * g.strides[0] + kz * g.dilations[0] - g.padBegin[0];
+                const int64_t iy = oy * g.strides[1] + ky * g.dilations[1] - g.padBegin[1];
+                const int64_t ix = ox * g.strides[2] + kx * g.dilations[2] - g.padBegin[2];
+                const bool in = iz >= 0 && iz < g.in[0] && iy >= 0 && iy < g.in[1] && ix >= 0 &&
+                                ix < g.in[2];
+                *dst++ = in ? xg[c * inS + (iz * g.in[1] + iy) * g.in[2] + ix] : C(0);
+              }
+      }
+      C *yg = y + (n * M + gi * Mg) * outS;
+      gemmFewColumns(Mg, outS, rows, w + gi * Mg * rows, rows, fields.data(), rows, yg, outS,
+                     bias ? bias + gi * Mg : nullptr);
+      if (epilogue.on())
+        for (int64_t m = 0; m < Mg; ++m)
+          epilogue(yg + m * outS, outS);
+    }
+}
+
+/// Convolution as im2col + GEMM: the column matrix is written directly in
+/// the GEMM engine's packed-B panel layout (no second copy), for a few
+/// output rows at a time (sized for L2), from zero-padded copies of the
+/// group's planes when they fit (1-D/2-D), each chunk one task.
+template <typename C>
+void convIm2col(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin, int64_t M,
+                int64_t group, const Window &win, const Epilogue<C> &epilogue) {
+  const Window::Dims3 g = win.to3d();
+  const int64_t inS = win.inSize(), outS = win.outSize(), kS = win.kernelSize();
+  const int64_t Cg = Cin / group, Mg = M / group;
+  // The bias is added after the product (as ONNX Runtime does), so that the
+  // rounding of every output follows the same sequence of operations; the
+  // GEMM adds it as it stores its last K slice (see sgemm's rowBias).
+  auto biasOf = [&](int64_t gi) { return bias ? bias + gi * Mg : nullptr; };
+  const int64_t rows = Cg * kS;
+  const int64_t ow = g.out[2], gridRows = g.out[0] * g.out[1];
+  // Chunks small enough for L2 when that still leaves the GEMM at least
+  // kMinChunkColumns columns (it repacks A for every call); never larger
+  // than the few-MB chunks.
+  int64_t step =
+      std::min(chunkRows(rows, ow, gridRows),
+               std::max((kConvColumnBudget + rows * ow - 1) / std::max<int64_t>(1, rows * ow),
+                        (kMinChunkColumns + ow - 1) / ow));
+  // With threads, the chunks are the tasks (each builds its own columns and
+  // runs its GEMM): cut into a multiple of the thread count, at least four
+  // per thread (a late worker then leaves its share to the others), as long
+  // as a chunk keeps kMinThreadColumns columns. The GEMM's K slice is the whole
+  // product's whatever the cut (gemmPackedB's sliceColumns), so results do
+  // not depend on it.
+  const int threads =
+      worthSplitting(N * M * rows * outS, N * (Cin * inS + M * outS)) ? threadCount() : 1;
+  if (threads > 1) {
+    int64_t chunks = (gridRows + step - 1) / step;
+    chunks = std::max<int64_t>((chunks + threads - 1) / threads * threads, 4 * threads);
+    int64_t even = (gridRows + chunks - 1) / chunks;
+    if (even * ow >= kMinThreadColumns && gridRows > even)
+      step = even;
+  }
+  const int64_t chunks = (gridRows + step - 1) / step;
+  const int64_t width = gemmPanelWidth<C>();
+  const int64_t colSize = rows * ((step * ow + width - 1) / width) * width;
+  // 1-D/2-D: the group's channels are first copied zero-padded (a pass over
+  // the input), so that every column row is one contiguous copy.
+  PaddedPlan plan;
+  const bool padded = planPadded(g, plan) && Cg * plan.rows * plan.rowPitch <= kPaddedBudget;
+  const int64_t planeSize = plan.rows * plan.rowPitch;
+  C *planes = padded ? scratch<C, 2>(Cg * planeSize) : nullptr;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const C *xg = x + (n * Cin + gi * Cg) * inS;
+      const C *wg = w + gi * Mg * rows;
+      C *yg = y + (n * M + gi * Mg) * outS;
+      if (padded) {
+        auto fill = [&](int64_t c) { fillPadded(xg + c * inS, g, plan, planes + c * planeSize); };
+        parallelForIf(threads > 1 && Cg * planeSize >= kParallelMinElements, Cg, fill);
+      }
+      auto chunk = [&](int64_t t) {
+        const int64_t r0 = t * step, nr = std::min(step, gridRows - r0);
+        C *col = scratch<C>(colSize);
+        if (padded)
+          im2colFromPadded(planes, planeSize, Cg, g, plan, r0, nr, width, col);
+        else
+          im2colPacked(xg, Cg, g, r0, nr, width, col);
+        gemmPackedB(false, Mg, nr * ow, rows, C(1), wg, rows, col, width, C(0), yg + r0 * ow,
+                    outS, biasOf(gi), outS);
+        if (epilogue.on())
+          for (int64_t m = 0; m < Mg; ++m)
+            epilogue(yg + m * outS + r0 * ow, nr * ow);
+      };
+      parallelForIf(threads > 1, chunks, chunk);
+    }
+}
+
+template void convPointwiseGemm<float>(const float *, const float *, const float *, float *,
+                                      int64_t, int64_t, int64_t, int64_t, const Window &,
+                                      const Epilogue<float> &);
+template void convPointwiseGemm<double>(const double *, const double *, const double *, double *,
+                                      int64_t, int64_t, int64_t, int64_t, const Window &,
+                                      const Epilogue<double> &);
+template void convFewColumns<float>(const float *, const float *, const float *, float *, int64_t,
+                                   int64_t, int64_t, int64_t, const Window::Dims3 &,
+                                   const Epilogue<float> &);
+template void convFewColumns<double>(const double *, const double *, const double *, double *, int64_t,
+                                   int64_t, int64_t, int64_t, const Window::Dims3 &,
+                                   const Epilogue<double> &);
+template void convIm2col<float>(const float *, const float *, const float *, float *, int64_t,
+                               int64_t, int64_t, int64_t, const Window &, const Epilogue<float> &);
+template void convIm2col<double>(const double *, const double *, const double *, double *, int64_t,
+                               int64_t, int64_t, int64_t, const Window &, const Epilogue<double> &);
+
+} // namespace onnxslim::rt::nn
