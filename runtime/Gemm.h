@@ -14,7 +14,9 @@
 // hold NaNs or garbage). Large products run on the thread pool
 // (runtime/ThreadPool.h) with results identical for every thread count.
 //
-// This header is plain C++: xsimd stays inside runtime/Gemm.cpp.
+// Convolution is built on it but lives apart (runtime/conv/); nothing here
+// knows about it. This header is plain C++: xsimd stays inside the .cpp
+// files (runtime/Simd.h).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -54,11 +54,8 @@ constexpr int64_t kMinThreadColumns = 128;
 /// one contiguous range: cut into bands of a small plane's rows, a core's
 /// part was many short runs, and the runs the other core wrote next to
 /// them (which its prefetches reach) crossed between the two core
-/// complexes of the bench machine. Measured on two threads: eight
-/// 576x32x32 depthwise layers 0.5x as long, three 96->576->depthwise->96
-/// blocks at 32x32 0.84x, mlsd_tiny 0.98x (1.055 -> 1.034 of ONNX
-/// Runtime's time); face_back's 128x128 stage, split by channels, took 1.3x
-/// as long, so larger planes keep their rows and columns.
+/// complexes of the bench machine. Larger planes keep their rows and
+/// columns: split by channels, they ran slower (figures: bench/conv_notes.md).
 constexpr int64_t kChannelSplitPlane = 4096;
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }

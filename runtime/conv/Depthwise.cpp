@@ -32,15 +32,13 @@ namespace {
 /// Output widths below which unit-stride rows are fused into one long row;
 /// up to kFuseWideWidth when the plane is tall enough that its rows of
 /// padding taps (which a fused plane multiplies by zero) are few: a call
-/// per row of 80 to 160 outputs cost as much as the taps (face_back 0.85x,
-/// mlsd_tiny 0.97x on one thread).
+/// per row of 80 to 160 outputs costs as much as the taps.
 constexpr int64_t kFuseWidth = 64;
 constexpr int64_t kFuseWideWidth = 256;
 
 /// Fewest output rows of a depthwise band (each copies the kernel's halo
 /// rows again), and fewest outputs per plane (each band sets up every
-/// plane again: mlsd's 192 planes of 40x40 in bands took 1.3x as long on
-/// two threads as on one, 0.8x split by planes).
+/// plane again, so many small planes split better by planes than by bands).
 constexpr int64_t kMinBandRows = 4;
 constexpr int64_t kMinBandOutputs = 512;
 
@@ -48,23 +46,21 @@ constexpr int64_t kMinBandOutputs = 512;
 /// input rows (depthwiseStride2Row, depthwiseStride1Row).
 constexpr int64_t kMaxFromInputRows = 7;
 
-/// Fewest outputs of a unit-stride row read straight from the input (3x3
-/// layers on one thread: 0.6x to 0.75x as long at 80 to 256 outputs, 1.3x
-/// at 64 and 2.5x at 20, where fused padded rows cost less per row).
+/// Fewest outputs of a unit-stride row read straight from the input
+/// (narrower rows cost less fused into padded planes).
 constexpr int64_t kFromInputWidth = 80;
 
 /// Fewest input elements of a unit-stride depthwise convolution read
-/// straight from its input (2 MB of floats; on two threads mlsd's 32x160x160
-/// and 144x80x80 layers took 0.77x and 0.91x as long, face_back's
-/// 24x128x128 ones, just written and still in cache, 1.07x to 1.6x).
+/// straight from its input (2 MB of floats: larger than the caches, where
+/// the padded copy is a second pass over memory; a smaller input, just
+/// written and still in cache, copies for little).
 constexpr int64_t kFromInputMinElements = int64_t{1} << 19;
 
 /// A depthwise convolution splits from a quarter of the multiply-adds of
 /// other products (worthSplitting's threshold over this): it sits between
 /// pointwise convolutions that split, and one that stays on the caller's
 /// core reads half its input from the other's caches, and the next reads
-/// half of its output back (measured: face_back's 64x64 stage took 1.4x as
-/// long on two threads as on one, 0.7x once its depthwise layers split).
+/// half of its output back.
 constexpr int64_t kDepthwiseSplitBoost = 4;
 
 } // namespace
@@ -98,10 +94,9 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
       std::is_same_v<C, float> && epilogue.clamps && !epilogue.addend ? &sc : nullptr;
   // Float rows of 3 taps are read straight from the input, with no padded
   // copy: at a column stride of 2 (depthwiseStride2Row: no phase-split
-  // gather either; mlsd's 96x160x160 layer took 0.4x as long on one
-  // thread), and at 1 from kFromInputWidth outputs a row when the input is
-  // larger than the caches hold (depthwiseStride1Row; otherwise the copy
-  // costs little and fused rows less per row than one call each).
+  // gather either), and at 1 from kFromInputWidth outputs a row when the
+  // input is larger than the caches hold (depthwiseStride1Row; otherwise
+  // the copy costs little and fused rows less per row than one call each).
   const bool rowKernel = std::is_same_v<C, float> && kw == 3 && g.dilations[2] == 1 &&
                          kh <= kMaxFromInputRows && depthwiseRowsAvailable();
   const bool stride2 = rowKernel && g.strides[2] == 2;
@@ -110,8 +105,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   auto *const rowKernelFor = stride1 ? depthwiseStride1Row : depthwiseStride2Row;
   // Narrow 3x3 planes at unit strides are read straight from the input as
   // well, several rows at a time (depthwiseNarrowRows): the padded copy,
-  // the fused row's scratch and its copy out cost more than the taps
-  // (eight 576x32x32 layers in a row took 0.54x as long on one thread).
+  // the fused row's scratch and its copy out cost more than the taps.
   const bool narrow = std::is_same_v<C, float> && kh == 3 && kw == 3 && g.strides[1] == 1 &&
                       g.strides[2] == 1 && g.dilations[1] == 1 && g.dilations[2] == 1 &&
                       depthwiseNarrowFits(ow, g.in[2], g.padBegin[2]);
@@ -200,18 +194,16 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   };
   // Split once there is enough work, whatever its intensity: a depthwise
   // convolution does a few multiply-adds per element moved, but its planes
-  // are independent and contiguous, so each thread streams its own
-  // (measured: mlsd's 96- and 144-channel layers at 160x160).
+  // are independent and contiguous, so each thread streams its own.
   const int64_t work = N * Cin * Mg * outS * taps;
   const bool split = N * Cin * oh > 1 &&
                      worthSplitting(work * kDepthwiseSplitBoost,
                                     work * kDepthwiseSplitBoost / kParallelMinIntensity);
   // The most bands (up to four per thread) that keep kMinBandRows rows and
   // about kMinBandOutputs outputs of a plane each; bands from one per
-  // thread (face_front's 32x32 planes: split by planes, each core read half
-  // its input from the other's cache, 0.7x once they split by rows).
-  // A whole number of bands per thread (three bands on two threads left
-  // one core idle for a third of mlsd's 144x80x80 stride-2 layer).
+  // thread (split by planes, each core would read half its input from the
+  // other's cache). A whole number of bands per thread, so that no core
+  // idles while another runs the last band.
   int64_t bands = 0;
   if (split && outS >= kChannelSplitPlane) {
     bands = std::min<int64_t>({4 * threadCount(), oh / kMinBandRows, oh * ow / kMinBandOutputs});

@@ -130,9 +130,9 @@ void convDirect(const float *x, const float *w, const float *bias, float *y, int
 
 /// Whether a pointwise product of M output and K input channels per group
 /// runs as a direct product (pointwiseDirect) rather than a GEMM: when it
-/// reduces channels or has very few (measured on mlsd's layers: the GEMM's
-/// packing of B, a strided copy of the input, costs more than it saves
-/// there; expansions reuse each packed panel for many rows and keep it).
+/// reduces channels or has very few (the GEMM's packing of B, a strided
+/// copy of the input, then costs more than it saves; expansions reuse each
+/// packed panel for many rows and keep it).
 bool pointwiseIsDirect(int64_t M, int64_t K, int64_t planeSize) {
   return planeSize >= directColumnTile() && (M <= K || K <= 16);
 }
@@ -165,8 +165,8 @@ void pointwiseDirect(const float *x, const float *w, const float *bias, float *y
     if (planeSize < kChannelSplitPlane && panels >= threadCount())
       pieces = 1;
     blocks = std::clamp<int64_t>((4 * threadCount() + pieces - 1) / pieces, 1, panels);
-    // A whole number of tasks per thread where the panels allow (mlsd's
-    // 20x20 layers: 3 x 3 tasks on two threads left one core a task idle).
+    // A whole number of tasks per thread where the panels allow, so that
+    // no core idles while another runs the last task.
     for (int64_t b = blocks; b <= panels; ++b)
       if (pieces * b % threadCount() == 0) {
         blocks = b;

@@ -238,10 +238,9 @@ constexpr int64_t kDirectTileBlock = 8;
 constexpr int64_t kDirectBlockElements = int64_t{1} << 15;
 
 /// Deepest K slice of the direct product. Each slice after the first
-/// reloads and stores the block's results again; slices of 256 (an A panel
-/// slice in L1) made 3x3 convolutions of 32 to 512 channels take 1.04x to
-/// 1.09x as long as one slice of up to 2048 (the panel then streams from
-/// L2, which the kernel's 24 multiply-adds per step hide).
+/// reloads and stores the block's results again, so slices are long: the A
+/// panel then streams from L2 rather than staying in L1, which the
+/// kernel's 24 multiply-adds per step hide.
 constexpr int64_t kDirectSlice = 2048;
 
 } // namespace
@@ -294,9 +293,7 @@ void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B
   //    summed aside in `block` and its outputs copied into C after its
   //    last K slice.
   // Whichever computes fewer columns per row: by halves when the row's
-  // last half is nearly full (3x3 layers with tiles through the padding
-  // took 1.03x to 1.08x as long at widths of 64 to 256; by halves, 1.06x
-  // at 40 and 1.25x at 20).
+  // last half is nearly full.
   const int64_t rowHalves = (width + W - 1) / W;
   const bool byHalves = rowHalves * W <= pitch;
   const int64_t halves = rows * rowHalves;

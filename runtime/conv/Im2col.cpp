@@ -173,8 +173,8 @@ void convPointwiseGemm(const C *x, const C *w, const C *bias, C *y, int64_t N, i
                           Mg >= kMinBlockRows * threadCount();
   if (byChannels)
     pieces = 1;
-  // Planes too narrow for enough pieces (mlsd's 20x20 layers: three on
-  // two threads, one core idle for a third of the product) have their
+  // Planes too narrow for enough pieces (a piece count that is not a
+  // multiple of the threads leaves a core idle at the end) have their
   // output channels cut into blocks of kMinBlockRows or more as well, the
   // fewest that make the tasks at least two per thread and a whole number
   // per thread. Tasks run block by block, so each core writes whole

@@ -92,7 +92,7 @@ bool depthwiseRowsAvailable();
 /// active engine's panel height allows, of balanced heights (panel p holds
 /// rows directPanelStart(M, p) to directPanelStart(M, p + 1)), so that no
 /// panel is a thin remainder (64 rows are 10 to 11 a panel, not 5 x 12 and
-/// a panel of 4, whose kernel ran at half the rate of the others).
+/// a panel of 4, whose few rows use the register tile poorly).
 int64_t directPanels(int64_t M);
 int64_t directPanelStart(int64_t M, int64_t p);
 

@@ -94,9 +94,7 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
     }
     // The product reads the padded planes directly: unit strides, and
     // strides of 2 when rows of half tiles (see convProductDirect) waste at
-    // most 1/7 of their columns (mlsd's 4->32 stem at 320x320 took 0.7x as
-    // long as im2col and the GEMM on one thread, 0.46x on two; a 128->256
-    // layer with rows of 20 outputs, 1.18x).
+    // most 1/7 of their columns (beyond that, im2col and the GEMM cost less).
     const int64_t half = directColumnTile() / 2, ow = g.out[2];
     const bool strided = g.strides[1] > 1 || g.strides[2] > 1;
     PaddedPlan plan;

@@ -213,10 +213,11 @@ Status planMatMul(const std::vector<int64_t> &a, const std::vector<int64_t> &b, 
 namespace onnxslim::rt::nn {
 
 //===----------------------------------------------------------------------===//
-// Convolution engine (runtime/kernels/Conv.cpp; instantiated for float, double)
+// Convolution engine (runtime/kernels/Conv.cpp chooses among runtime/conv/;
+// instantiated for float, double)
 //===----------------------------------------------------------------------===//
 
-/// Filters packed for a direct convolution product (Conv.cpp).
+/// Filters packed for a direct convolution product (runtime/conv/Common.h).
 struct PackedFilters;
 
 /// Given X [N, Cin, in...], W [M, Cin/group, kernel...], an optional bias [M]
