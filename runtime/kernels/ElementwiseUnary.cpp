@@ -8,11 +8,15 @@
 //
 // Each op is one functor callable on a scalar and on an xsimd batch, so the
 // float and double paths run full batches through xsimd's vectorized math
-// with a scalar tail (simdMap); float16/bfloat16 convert through float in
-// chunks; integer types run a scalar loop with wrapping arithmetic.
+// with a scalar tail (simdMap); Exp, Sigmoid, Tanh, Erf and Gelu on float
+// run at the CPU's width through runtime/VecMath.h when it has AVX2;
+// float16/bfloat16 convert through float in chunks; integer types run a
+// scalar loop with wrapping arithmetic.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Dispatch.h"
+
+#include "runtime/VecMath.h"
 
 // xsimd 8.1's trigonometric argument reduction (xsimd_rem_pio2.hpp) trips a
 // false -Wmaybe-uninitialized under some optimization settings (sanitizers).
@@ -35,6 +39,24 @@ inline xsimd::batch<T, A> sel(const xsimd::batch_bool<T, A> &c, const xsimd::bat
   return xsimd::select(c, a, b);
 }
 
+/// A functor with a wide float form in runtime/VecMath.h (Op::wideSpan).
+template <typename Base, void (*Wide)(const float *, float *, int64_t)> struct WithWide : Base {
+  static constexpr void (*wideSpan)(const float *, float *, int64_t) = Wide;
+};
+
+/// Given a span, Execute: out[i] = op(in[i]): a float span through the
+/// functor's wide form when it has one and the CPU runs it, else xsimd
+/// batches of the compile-time architecture.
+template <typename U, typename Op> void mapSpan(const U *in, U *out, int64_t n, const Op &op) {
+  if constexpr (std::is_same_v<U, float> && requires { Op::wideSpan; }) {
+    if (vmath::wide()) {
+      parallelSpans(n, 8, [&](int64_t begin, int64_t end) { Op::wideSpan(in + begin, out + begin, end - begin); });
+      return;
+    }
+  }
+  simdMap<xsimd::batch<U>>(in, out, n, op);
+}
+
 /// Applies a float functor (scalar + batch) to a float-typed input.
 template <typename Op> Status floatUnary(KernelContext &ctx, const Op &op) {
   const Tensor *X;
@@ -42,8 +64,7 @@ template <typename Op> Status floatUnary(KernelContext &ctx, const Op &op) {
   // A float/double input read here for the last time is overwritten in place.
   if (const Tensor *R = ctx.reusableInput(0, X->dtype(), X->dims())) {
     auto inPlace = [&](auto *p) {
-      using U = std::remove_pointer_t<decltype(p)>;
-      simdMap<xsimd::batch<U>>(p, p, R->numElements(), op);
+      mapSpan(static_cast<const std::remove_pointer_t<decltype(p)> *>(p), p, R->numElements(), op);
       ctx.setOutput(0, std::make_shared<Tensor>(R->dtype(), R->dims(), R->buffer()));
       return Status::success();
     };
@@ -54,8 +75,7 @@ template <typename Op> Status floatUnary(KernelContext &ctx, const Op &op) {
   }
   TensorPtr out;
   auto span = [&](const auto *in, auto *o, int64_t n) {
-    using U = std::remove_const_t<std::remove_pointer_t<decltype(in)>>;
-    simdMap<xsimd::batch<U>>(in, o, n, op);
+    mapSpan(in, o, n, op);
   };
   ONNXSLIM_RETURN_IF_ERROR(mapFloatTensor(*X, span, out));
   ctx.setOutput(0, std::move(out));
@@ -320,7 +340,7 @@ Status thresholdedReluKernel(KernelContext &ctx) {
 Status geluKernel(KernelContext &ctx) {
   std::string approx = ctx.attrString("approximate", "none");
   if (approx == "none")
-    return floatUnary(ctx, GeluF{});
+    return floatUnary(ctx, WithWide<GeluF, vmath::gelu>{});
   if (approx == "tanh")
     return floatUnary(ctx, GeluTanhF{});
   return ctx.error("attribute 'approximate' must be 'none' or 'tanh', got '" + approx + "'");
@@ -419,7 +439,7 @@ void registerElementwiseUnaryKernels(OpRegistry &r) {
   r.add("Ceil", 1, L, floatKernel<CeilF>);
   r.add("Round", 11, L, floatKernel<RoundF>);
   r.add("Sqrt", 1, L, floatKernel<SqrtF>);
-  r.add("Exp", 1, L, floatKernel<ExpF>);
+  r.add("Exp", 1, L, floatKernel<WithWide<ExpF, vmath::exp>>);
   r.add("Log", 1, L, floatKernel<LogF>);
   r.add("Sin", 7, L, floatKernel<SinF>);
   r.add("Cos", 7, L, floatKernel<CosF>);
@@ -429,11 +449,11 @@ void registerElementwiseUnaryKernels(OpRegistry &r) {
   r.add("Atan", 7, L, floatKernel<AtanF>);
   r.add("Sinh", 9, L, floatKernel<SinhF>);
   r.add("Cosh", 9, L, floatKernel<CoshF>);
-  r.add("Tanh", 1, L, floatKernel<TanhF>);
+  r.add("Tanh", 1, L, floatKernel<WithWide<TanhF, vmath::tanh>>);
   r.add("Asinh", 9, L, floatKernel<AsinhF>);
   r.add("Acosh", 9, L, floatKernel<AcoshF>);
   r.add("Atanh", 9, L, floatKernel<AtanhF>);
-  r.add("Erf", 9, L, floatKernel<ErfF>);
+  r.add("Erf", 9, L, floatKernel<WithWide<ErfF, vmath::erf>>);
   r.add("IsNaN", 9, L, isNaNKernel);
   r.add("IsInf", 10, L, isInfKernel);
   r.add("Not", 1, L, notKernel);
@@ -444,7 +464,7 @@ void registerElementwiseUnaryKernels(OpRegistry &r) {
   r.add("Elu", 1, L, eluKernel);
   r.add("Selu", 1, L, seluKernel);
   r.add("Celu", 12, L, celuKernel);
-  r.add("Sigmoid", 1, L, floatKernel<SigmoidF>);
+  r.add("Sigmoid", 1, L, floatKernel<WithWide<SigmoidF, vmath::sigmoid>>);
   r.add("HardSigmoid", 1, L, hardSigmoidKernel);
   r.add("HardSwish", 14, L, floatKernel<HardSwishF>);
   r.add("Softplus", 1, L, floatKernel<SoftplusF>);
