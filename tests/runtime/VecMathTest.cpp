@@ -1,0 +1,114 @@
+//===- tests/runtime/VecMathTest.cpp - Wide transcendental functions ------===//
+//
+// runtime/VecMath's AVX2 exp, sigmoid, tanh, erf and GELU against the
+// functions in double on a dense grid over their whole float range (and
+// the specials: +-0, +-inf, NaN, the overflow and subnormal edges): within
+// the ulps the header promises, NaN where the function is NaN, the
+// saturation values exact; and the same bits whatever the span is cut
+// into (threads split tensors anywhere). Skipped with a message only where
+// the CPU has no AVX2 (the kernels then keep their portable loops).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Gemm.h"
+#include "runtime/VecMath.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace onnxslim;
+
+namespace {
+
+using SpanFn = void (*)(const float *, float *, int64_t);
+
+/// The grid: steps of 1/256 over [-110, 110], fine steps near 0, and the specials.
+std::vector<float> grid() {
+  std::vector<float> x;
+  for (int i = -110 * 256; i <= 110 * 256; ++i)
+    x.push_back(static_cast<float>(i) / 256.0f);
+  for (int i = -2000; i <= 2000; ++i)
+    x.push_back(static_cast<float>(i) * 1e-6f);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float s : {0.0f, -0.0f, inf, -inf, std::nanf(""), 88.72f, 88.73f, -87.33f, -87.34f, -100.0f, -103.9f,
+                  -104.0f, 1e-30f, -1e-30f, 0.921875f, -0.921875f, 3.925f, -3.925f, 0.625f, -0.625f})
+    x.push_back(s);
+  return x;
+}
+
+/// |got - want| in units of the float spacing at want.
+double ulps(float got, double want) {
+  double spacing = std::nextafter(std::abs(static_cast<float>(want)), std::numeric_limits<float>::infinity()) -
+                   std::abs(static_cast<float>(want));
+  spacing = std::max(spacing, static_cast<double>(std::numeric_limits<float>::denorm_min()));
+  return std::abs(static_cast<double>(got) - want) / spacing;
+}
+
+/// Given a span function, its reference in double and the ulps allowed
+/// (and an absolute floor, for results that cancel to near 0), Execute:
+/// checks every grid point, and that cut spans give the same bits.
+void check(const char *name, SpanFn f, double (*ref)(double), double maxUlps, double absFloor = 0) {
+  SCOPED_TRACE(name);
+  std::vector<float> x = grid();
+  std::vector<float> y(x.size());
+  f(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  double worst = 0;
+  float worstAt = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    double want = ref(static_cast<double>(x[i]));
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(y[i])) << "x=" << x[i];
+      continue;
+    }
+    if (std::isinf(static_cast<float>(want))) {
+      EXPECT_EQ(y[i], static_cast<float>(want)) << "x=" << x[i];
+      continue;
+    }
+    if (std::abs(static_cast<double>(y[i]) - want) <= absFloor)
+      continue;
+    double u = ulps(y[i], want);
+    if (u > worst) {
+      worst = u;
+      worstAt = x[i];
+    }
+  }
+  EXPECT_LE(worst, maxUlps) << "worst at x=" << worstAt;
+  // Cut into spans of odd lengths (masked tails everywhere): the same bits.
+  std::vector<float> z(x.size());
+  for (size_t b = 0, len = 1; b < x.size(); b += len, len = len % 13 + 1)
+    f(x.data() + b, z.data() + b, static_cast<int64_t>(std::min(len, x.size() - b)));
+  EXPECT_EQ(0, std::memcmp(y.data(), z.data(), y.size() * sizeof(float)));
+  // In place.
+  std::vector<float> w = x;
+  f(w.data(), w.data(), static_cast<int64_t>(w.size()));
+  EXPECT_EQ(0, std::memcmp(y.data(), w.data(), y.size() * sizeof(float)));
+}
+
+double sigmoidRef(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double geluRef(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double expRef(double x) { return std::exp(x); }
+double tanhRef(double x) { return std::tanh(x); }
+double erfRef(double x) { return std::erf(x); }
+
+TEST(VecMath, WideFunctionsAreAccurate) {
+  std::string original = rt::gemmEngineName();
+  if (!rt::setGemmEngine("avx2") || !rt::vmath::wide()) {
+    rt::setGemmEngine(original.c_str());
+    GTEST_SKIP() << "this CPU has no AVX2: the kernels keep their portable loops";
+  }
+  check("exp", rt::vmath::exp, expRef, 1.5);
+  check("sigmoid", rt::vmath::sigmoid, sigmoidRef, 3);
+  check("tanh", rt::vmath::tanh, tanhRef, 2);
+  check("erf", rt::vmath::erf, erfRef, 3);
+  // GELU is 0 below x = -5.55, where the exact value is under 1e-7.
+  check("gelu", rt::vmath::gelu, geluRef, 4, 1e-7);
+  rt::setGemmEngine("baseline");
+  EXPECT_FALSE(rt::vmath::wide());
+  rt::setGemmEngine(original.c_str());
+}
+
+} // namespace
