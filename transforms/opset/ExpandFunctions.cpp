@@ -36,7 +36,8 @@
 //   DFT (17)                    MatMul with constant cos/sin matrices
 //                               (static signal length)
 //   STFT (17)                   Gather of the frames, window Mul, the DFT
-//                               matrix (static frame length)
+//                               matrix (static frame length; a computed
+//                               one builds frames and matrix at run time)
 //   MelWeightMatrix (17)        its matrix as a constant (constant inputs)
 //   DynamicQuantizeLinear (11)  its body (the zero point's Clip and Round
 //                               by a QuantizeLinear of scale 1)
@@ -1169,6 +1170,65 @@ std::string dftExpanded(Node &node, StepContext &ctx) {
   return dftBody(b, x, *et, r, axis, cd.getValue(), ld.getValue(), n, inverse, onesided);
 }
 
+/// STFT-17 with a computed frame_length r and no window (before 17): the
+/// frames and the DFT matrix are built at run time, the matrix's angles
+/// 2 pi ((k t) mod r) / r in double as the constant matrix is (dftBody):
+///     Before: y = STFT(x[B, len, c], step, , r)
+///     After:  f = 1 + (len - r) / step                 (int64)
+///             i = Add(Unsqueeze(Mul(Range(0, f, 1), step), [1]), Range(0, r, 1))
+///             g = Gather<axis = 1>(x, i)               [B, f, r, c]
+///             a = Mod(Mul(Unsqueeze(Range(0, r, 1), [1]), Range(0, K, 1)), r)
+///             q = Div(Mul(Cast<double>(a), 2 pi), Cast<double>(r))
+///             M = Cast(Concat(Cos(q), Neg(Sin(q)))) (real; complex: the
+///                 rows for the imaginary parts are Concat(Sin(q), Cos(q)))
+///             y = Transpose(Reshape(MatMul(Reshape(Transpose(g), [0, 0, -1]), M), [0, 0, 2, -1]))
+/// with K = r / 2 + 1 bins when onesided, else r.
+std::string stftComputedLength(Body &b, Value *x, DataType et, int64_t len, int64_t c) {
+  Node &node = b.node();
+  if (et != DataType::Float && et != DataType::Double && et != DataType::Float16)
+    return "its signal's element type is " + dataTypeName(et) + " (float, double or float16 expected)";
+  bool onesided = node.attrInt("onesided", 1) != 0;
+  if (onesided && c == 2)
+    return "onesided is set with a complex signal";
+  Value *step = node.operand(1), *length = node.operand(3);
+  if (!step || rankOf(step) != 0 || rankOf(length) != 0)
+    return "its frame_step or frame_length is not a known scalar";
+  auto i64 = [&](Value *v, const char *what) {
+    return b.op("Cast", {v}, what, {aInt("to", static_cast<int64_t>(DataType::Int64))});
+  };
+  auto f64 = [&](Value *v, const char *what) {
+    return b.op("Cast", {v}, what, {aInt("to", static_cast<int64_t>(DataType::Double))});
+  };
+  Value *r = i64(length, "frame_length");
+  Value *st = i64(step, "step");
+  Value *zero = b.ints({0}, "zero", true), *one = b.ints({1}, "one", true);
+  Value *count = b.op("Add", {b.op("Div", {b.op("Sub", {b.ints({len}, "signal_length", true), r}, "span"), st}, "steps"), one},
+                      "frames");
+  Value *starts = b.op("Mul", {b.op("Range", {zero, count, one}, "frame"), st}, "starts");
+  Value *t = b.op("Range", {zero, r, one}, "offsets");
+  Value *idx = b.op("Add", {b.axesOp("Unsqueeze", starts, {1}, "starts_col"), t}, "frame_index");
+  Value *frames = b.op("Gather", {x, idx}, "frames_gathered", {aInt("axis", 1)});
+  Value *bins = onesided ? b.op("Add", {b.op("Div", {r, b.ints({2}, "two", true)}, "half"), one}, "bins") : r;
+  Value *k = b.op("Range", {zero, bins, one}, "bin");
+  Value *kt = b.op("Mod", {b.op("Mul", {b.axesOp("Unsqueeze", t, {1}, "offsets_col"), k}, "bin_times_offset"), r},
+                   "angle_index");
+  Value *theta = b.op("Div", {b.op("Mul", {f64(kt, "angle_index_d"), b.scalar(DataType::Double, 2.0 * M_PI, "two_pi")}, "angle_num"),
+                              f64(r, "frame_length_d")},
+                      "angle");
+  Value *cs = b.op("Cos", {theta}, "cos"), *sn = b.op("Sin", {theta}, "sin");
+  Value *m = b.op("Concat", {cs, b.op("Neg", {sn}, "neg_sin")}, "dft_real_rows", {aInt("axis", 1)});
+  if (c == 2)
+    m = b.op("Concat", {m, b.op("Concat", {sn, cs}, "dft_imag_rows", {aInt("axis", 1)})}, "dft_rows", {aInt("axis", 0)});
+  if (et != DataType::Double)
+    m = b.op("Cast", {m}, "dft_matrix", {aInt("to", static_cast<int64_t>(et))});
+  Value *moved = b.op("Transpose", {frames}, "components_first", {aInts("perm", {0, 1, 3, 2})});
+  Value *merged = b.op("Reshape", {moved, b.ints({0, 0, -1}, "merged_shape")}, "merged");
+  Value *prod = b.op("MatMul", {merged, m}, "spectrum");
+  Value *parts = b.op("Reshape", {prod, b.ints({0, 0, 2, -1}, "split_shape")}, "parts");
+  b.finish("Transpose", {parts}, {aInts("perm", {0, 1, 3, 2})});
+  return "";
+}
+
 /// STFT-17 -> Gather of the frames, the window, and the DFT matrix (before
 /// 17), for a static signal length, a static frame length (a constant
 /// frame_length or the window's dim) and a scalar frame_step (the frame
@@ -1193,8 +1253,10 @@ std::string stftExpanded(Node &node, StepContext &ctx) {
   int64_t frameLen = -1;
   if (node.operand(3)) {
     std::optional<std::vector<int64_t>> fl = constantIntsOperand(node, 3);
+    if ((!fl || fl->size() != 1) && !window)
+      return stftComputedLength(b, x, *et, len, c);
     if (!fl || fl->size() != 1)
-      return "its frame_length is not a constant (the DFT matrix needs it)";
+      return "its frame_length is not a constant";
     frameLen = (*fl)[0];
   }
   if (window) {
