@@ -8,6 +8,7 @@
 #include "runtime/ElementwiseChain.h"
 #include "runtime/Gemm.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/VecMath.h"
 
 #include <xsimd/xsimd.hpp>
 
@@ -140,6 +141,9 @@ void runBlockAvx512(const std::vector<ChainOp> &ops, const float *x, float *y, i
     case ChainOp::Kind::Clip:
       opLoopAvx512<ChainOp::Kind::Clip, true, false>(op, v, x, n);
       break;
+    case ChainOp::Kind::Sigmoid:
+      vmath::sigmoid(v, v, n);
+      break;
     }
   }
   std::copy(v, v + n, y);
@@ -165,6 +169,9 @@ void runBlock(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t
       break;
     case ChainOp::Kind::Clip:
       clampLoop(v, op.lo, op.hi, n);
+      break;
+    case ChainOp::Kind::Sigmoid:
+      vmath::sigmoid(v, v, n);
       break;
     }
   }

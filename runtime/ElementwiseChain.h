@@ -3,7 +3,8 @@
 // A chain of float32 elementwise nodes in which every intermediate value has
 // one reader, the next node of the chain, and every other operand is a
 // one-element constant or the chain's input x: hard-swish as exported by
-// PaddlePaddle, x * (Clip(x + 3, 0, 6) / 6), is Add -> Clip -> Div -> Mul.
+// PaddlePaddle, x * (Clip(x + 3, 0, 6) / 6), is Add -> Clip -> Div -> Mul;
+// SiLU, x * Sigmoid(x), is Sigmoid -> Mul.
 // The interpreter runs such a chain as one pass over x (see the planner in
 // runtime/Interpreter.cpp) instead of one pass per node, each writing a
 // full-size intermediate.
@@ -11,7 +12,9 @@
 // Every element goes through the same operations, in the same order and
 // with the same single-precision roundings, as the nodes run apart (the
 // comparisons and selects of Clip and Relu are those of ElementwiseUnary's
-// kernels; no operation is contracted into a fused multiply-add), so the
+// kernels, Sigmoid is the same runtime/VecMath span function, whose
+// elements do not depend on where a span is cut; no operation is
+// contracted into a fused multiply-add), so the
 // fused chain is bit-identical to the nodes: the interpreter's results, and
 // the model check's reference, do not change.
 //
@@ -26,7 +29,8 @@ namespace onnxslim::rt {
 /// One node of a chain, applied to the running value v of each element.
 struct ChainOp {
   /// Relu is Clip(0, +inf): the same compare and select, the same bits.
-  enum class Kind : uint8_t { Add, Sub, Mul, Div, Clip };
+  /// Sigmoid is vmath::sigmoid, as the Sigmoid kernel computes it.
+  enum class Kind : uint8_t { Add, Sub, Mul, Div, Clip, Sigmoid };
   Kind kind = Kind::Add;
   /// Binary ops: the other operand is x itself (else the constant c).
   bool otherIsInput = false;

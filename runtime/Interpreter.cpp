@@ -251,6 +251,10 @@ std::optional<ChainOp> chainOpOf(const Step &st, const Value *running, const Val
   }
   if (st.operands.empty() || st.operands[0].value != running)
     return std::nullopt;
+  if (op == "Sigmoid" && st.operands.size() == 1) {
+    c.kind = ChainOp::Kind::Sigmoid;
+    return c;
+  }
   // Relu is the clamp to [0, +inf): the same compare and select as ReluF.
   auto clamp = activationClamp(n, st.opset, st.operands);
   if (!clamp)

@@ -21,6 +21,7 @@
 
 #include "runtime/Simd.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace onnxslim::rt::vmath {
@@ -167,26 +168,62 @@ template <typename Op> ONNXSLIM_AVX2 void spanAvx2(const float *in, float *out, 
 }
 
 } // namespace
+#endif
+
+namespace {
+
+/// The portable forms: xsimd batches of the compile-time architecture, the
+/// tail through a zero-padded batch, so that every element goes through
+/// the same operations wherever a span is cut.
+template <typename F> void spanPortable(const float *in, float *out, int64_t n, F f) {
+  using B = xsimd::batch<float>;
+  constexpr int64_t W = static_cast<int64_t>(B::size);
+  int64_t i = 0;
+  for (; i + W <= n; i += W)
+    f(B::load_unaligned(in + i)).store_unaligned(out + i);
+  if (i < n) {
+    alignas(64) float pad[W] = {};
+    std::copy(in + i, in + n, pad);
+    f(B::load_aligned(pad)).store_aligned(pad);
+    std::copy(pad, pad + (n - i), out + i);
+  }
+}
+
+using B = xsimd::batch<float>;
+B expPortable(B x) { return xsimd::exp(x); }
+B sigmoidPortable(B x) { return B(1.0f) / (B(1.0f) + xsimd::exp(-x)); }
+B tanhPortable(B x) { return xsimd::tanh(x); }
+B erfPortable(B x) { return xsimd::erf(x); }
+B geluPortable(B x) { return B(0.5f) * x * (B(1.0f) + xsimd::erf(x * B(0.70710678118654752f))); }
+
+} // namespace
 
 bool wide() {
+#if ONNXSLIM_ISA_X86
   simd::Isa isa = simd::currentIsa().load();
   return isa == simd::Isa::Avx2 || isa == simd::Isa::Avx512;
-}
-void exp(const float *in, float *out, int64_t n) { spanAvx2<Exp>(in, out, n); }
-void sigmoid(const float *in, float *out, int64_t n) { spanAvx2<Sigmoid>(in, out, n); }
-void tanh(const float *in, float *out, int64_t n) { spanAvx2<Tanh>(in, out, n); }
-void erf(const float *in, float *out, int64_t n) { spanAvx2<Erf>(in, out, n); }
-void gelu(const float *in, float *out, int64_t n) { spanAvx2<Gelu>(in, out, n); }
-
 #else
-
-bool wide() { return false; }
-void exp(const float *, float *, int64_t) {}
-void sigmoid(const float *, float *, int64_t) {}
-void tanh(const float *, float *, int64_t) {}
-void erf(const float *, float *, int64_t) {}
-void gelu(const float *, float *, int64_t) {}
-
+  return false;
 #endif
+}
+
+#if ONNXSLIM_ISA_X86
+#define ONNXSLIM_VMATH_SPAN(name, Avx2Op, portable)                                                        \
+  void name(const float *in, float *out, int64_t n) {                                                     \
+    if (wide())                                                                                            \
+      spanAvx2<Avx2Op>(in, out, n);                                                                        \
+    else                                                                                                   \
+      spanPortable(in, out, n, portable);                                                                  \
+  }
+#else
+#define ONNXSLIM_VMATH_SPAN(name, Avx2Op, portable)                                                        \
+  void name(const float *in, float *out, int64_t n) { spanPortable(in, out, n, portable); }
+#endif
+ONNXSLIM_VMATH_SPAN(exp, Exp, expPortable)
+ONNXSLIM_VMATH_SPAN(sigmoid, Sigmoid, sigmoidPortable)
+ONNXSLIM_VMATH_SPAN(tanh, Tanh, tanhPortable)
+ONNXSLIM_VMATH_SPAN(erf, Erf, erfPortable)
+ONNXSLIM_VMATH_SPAN(gelu, Gelu, geluPortable)
+#undef ONNXSLIM_VMATH_SPAN
 
 } // namespace onnxslim::rt::vmath

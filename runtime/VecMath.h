@@ -2,18 +2,18 @@
 //
 // exp, sigmoid, tanh, erf and the erf GELU over a span of floats, at the
 // width of the CPU: AVX2 + FMA when the micro-kernel family in use
-// (runtime/Simd.h) is AVX2 or AVX-512 (wide() says so); otherwise the
-// caller keeps its portable xsimd loop. Each function is within 2 ulp of the exact
-// result (1 ulp for exp; erf's polynomials are fitted to 2e-7 relative),
-// propagates NaN, and saturates as the function does (exp to +inf or 0,
-// sigmoid to 0 or 1, tanh and erf to +-1). Element i of the result depends
-// on element i of the input only, so a span cut anywhere (threads) gives
-// the same bits.
+// (runtime/Simd.h) is AVX2 or AVX-512 (wide() says so), else xsimd batches
+// of the compile-time architecture. The AVX2 forms are within 3 ulp of the
+// exact result (1.5 for exp; erf's polynomials are fitted to 2e-7
+// relative), propagate NaN, and saturate as the function does (exp to
+// +inf or 0, sigmoid to 0 or 1, tanh and erf to +-1). In both forms
+// element i of the result depends on element i of the input only (tails
+// are computed as full vectors), so a span cut anywhere (threads, the
+// blocks of a fused chain) gives the same bits.
 //
-// The elementwise kernels (kernels/ElementwiseUnary.cpp) call these on
-// float tensors; the baseline build is SSE2, four lanes through xsimd's
-// generic math, which is where SiLU and GELU networks spent a third of
-// their time.
+// The elementwise kernels (kernels/ElementwiseUnary.cpp) and the fused
+// elementwise chains (runtime/ElementwiseChain.cpp) call these on float
+// tensors, so a Sigmoid computes the same bits in either.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -25,8 +25,8 @@ namespace onnxslim::rt::vmath {
 /// Whether the wide paths below run on this CPU with the family in use.
 bool wide();
 
-/// Given a span of n floats (in and out may be the same) and wide() true,
-/// Execute: out[i] = f(in[i]).
+/// Given a span of n floats (in and out may be the same), Execute:
+/// out[i] = f(in[i]).
 void exp(const float *in, float *out, int64_t n);
 void sigmoid(const float *in, float *out, int64_t n);
 void tanh(const float *in, float *out, int64_t n);

@@ -9,7 +9,7 @@
 // Each op is one functor callable on a scalar and on an xsimd batch, so the
 // float and double paths run full batches through xsimd's vectorized math
 // with a scalar tail (simdMap); Exp, Sigmoid, Tanh, Erf and Gelu on float
-// run at the CPU's width through runtime/VecMath.h when it has AVX2;
+// run through runtime/VecMath.h (AVX2 when the CPU has it);
 // float16/bfloat16 convert through float in chunks; integer types run a
 // scalar loop with wrapping arithmetic.
 //
@@ -39,22 +39,21 @@ inline xsimd::batch<T, A> sel(const xsimd::batch_bool<T, A> &c, const xsimd::bat
   return xsimd::select(c, a, b);
 }
 
-/// A functor with a wide float form in runtime/VecMath.h (Op::wideSpan).
-template <typename Base, void (*Wide)(const float *, float *, int64_t)> struct WithWide : Base {
-  static constexpr void (*wideSpan)(const float *, float *, int64_t) = Wide;
+/// A functor whose float form is a span function of runtime/VecMath.h
+/// (Op::floatSpan): the fused elementwise chains call the same one.
+template <typename Base, void (*Span)(const float *, float *, int64_t)> struct WithSpan : Base {
+  static constexpr void (*floatSpan)(const float *, float *, int64_t) = Span;
 };
 
 /// Given a span, Execute: out[i] = op(in[i]): a float span through the
-/// functor's wide form when it has one and the CPU runs it, else xsimd
-/// batches of the compile-time architecture.
+/// functor's VecMath span function when it has one, else xsimd batches of
+/// the compile-time architecture.
 template <typename U, typename Op> void mapSpan(const U *in, U *out, int64_t n, const Op &op) {
-  if constexpr (std::is_same_v<U, float> && requires { Op::wideSpan; }) {
-    if (vmath::wide()) {
-      parallelSpans(n, 8, [&](int64_t begin, int64_t end) { Op::wideSpan(in + begin, out + begin, end - begin); });
-      return;
-    }
+  if constexpr (std::is_same_v<U, float> && requires { Op::floatSpan; }) {
+    parallelSpans(n, 8, [&](int64_t begin, int64_t end) { Op::floatSpan(in + begin, out + begin, end - begin); });
+  } else {
+    simdMap<xsimd::batch<U>>(in, out, n, op);
   }
-  simdMap<xsimd::batch<U>>(in, out, n, op);
 }
 
 /// Applies a float functor (scalar + batch) to a float-typed input.
@@ -340,7 +339,7 @@ Status thresholdedReluKernel(KernelContext &ctx) {
 Status geluKernel(KernelContext &ctx) {
   std::string approx = ctx.attrString("approximate", "none");
   if (approx == "none")
-    return floatUnary(ctx, WithWide<GeluF, vmath::gelu>{});
+    return floatUnary(ctx, WithSpan<GeluF, vmath::gelu>{});
   if (approx == "tanh")
     return floatUnary(ctx, GeluTanhF{});
   return ctx.error("attribute 'approximate' must be 'none' or 'tanh', got '" + approx + "'");
@@ -439,7 +438,7 @@ void registerElementwiseUnaryKernels(OpRegistry &r) {
   r.add("Ceil", 1, L, floatKernel<CeilF>);
   r.add("Round", 11, L, floatKernel<RoundF>);
   r.add("Sqrt", 1, L, floatKernel<SqrtF>);
-  r.add("Exp", 1, L, floatKernel<WithWide<ExpF, vmath::exp>>);
+  r.add("Exp", 1, L, floatKernel<WithSpan<ExpF, vmath::exp>>);
   r.add("Log", 1, L, floatKernel<LogF>);
   r.add("Sin", 7, L, floatKernel<SinF>);
   r.add("Cos", 7, L, floatKernel<CosF>);
@@ -449,11 +448,11 @@ void registerElementwiseUnaryKernels(OpRegistry &r) {
   r.add("Atan", 7, L, floatKernel<AtanF>);
   r.add("Sinh", 9, L, floatKernel<SinhF>);
   r.add("Cosh", 9, L, floatKernel<CoshF>);
-  r.add("Tanh", 1, L, floatKernel<WithWide<TanhF, vmath::tanh>>);
+  r.add("Tanh", 1, L, floatKernel<WithSpan<TanhF, vmath::tanh>>);
   r.add("Asinh", 9, L, floatKernel<AsinhF>);
   r.add("Acosh", 9, L, floatKernel<AcoshF>);
   r.add("Atanh", 9, L, floatKernel<AtanhF>);
-  r.add("Erf", 9, L, floatKernel<WithWide<ErfF, vmath::erf>>);
+  r.add("Erf", 9, L, floatKernel<WithSpan<ErfF, vmath::erf>>);
   r.add("IsNaN", 9, L, isNaNKernel);
   r.add("IsInf", 10, L, isInfKernel);
   r.add("Not", 1, L, notKernel);
@@ -464,7 +463,7 @@ void registerElementwiseUnaryKernels(OpRegistry &r) {
   r.add("Elu", 1, L, eluKernel);
   r.add("Selu", 1, L, seluKernel);
   r.add("Celu", 12, L, celuKernel);
-  r.add("Sigmoid", 1, L, floatKernel<WithWide<SigmoidF, vmath::sigmoid>>);
+  r.add("Sigmoid", 1, L, floatKernel<WithSpan<SigmoidF, vmath::sigmoid>>);
   r.add("HardSigmoid", 1, L, hardSigmoidKernel);
   r.add("HardSwish", 14, L, floatKernel<HardSwishF>);
   r.add("Softplus", 1, L, floatKernel<SoftplusF>);
