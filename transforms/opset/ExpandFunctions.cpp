@@ -1357,13 +1357,16 @@ std::string melExpanded(Node &node, StepContext &ctx) {
   for (size_t i = 0; i < 3; ++i) {
     std::optional<std::vector<int64_t>> v = constantIntsOperand(node, i);
     if (!v || v->size() != 1)
-      return "its input " + std::to_string(i) + " is not a constant (only a constant matrix is written)";
+      return "its input " + std::to_string(i) +
+             " is not a constant (the matrix is written as a constant: its bins are floors of float32 "
+             "logarithms that older ops would not reproduce bit for bit)";
     ints.push_back((*v)[0]);
   }
   DataType lt = DataType::Undefined, ut = DataType::Undefined;
   std::optional<double> lower = constantScalar(node.operand(3), lt), upper = constantScalar(node.operand(4), ut);
   if (!lower || !upper)
-    return "its edge frequencies are not float constants (only a constant matrix is written)";
+    return "its edge frequencies are not float constants (the matrix is written as a constant: its bins are "
+           "floors of float32 logarithms that older ops would not reproduce bit for bit)";
   int64_t mels = ints[0], dft = ints[1], rate = ints[2];
   DataType outType = static_cast<DataType>(node.attrInt("output_datatype", 1));
   if (!typedTensor(outType, {}, {0}))
