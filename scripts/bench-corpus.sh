@@ -8,7 +8,13 @@
 #   test_data_set_0/input_<i>.pb as input_files);
 # - the real models fetched from npm by scripts/fetch-models.sh into
 #   .cache/models (their inputs from tests/models/models.json); those not
-#   fetched are named and left out.
+#   fetched are named and left out;
+# - isnet_quint8: the quantized ISNet background-removal model
+#   (ConvInteger, DynamicQuantizeLinear; 1024x1024) of the npm package
+#   @imgly/background-removal-data@1.4.5, whose dist/ holds it in 4 MB
+#   chunks named by their sha256 (dist/resources.json, "/models/small"):
+#   fetched with npm pack into CACHE, assembled, checked by sha256.
+#   ISNET=0 leaves it out (the package is 136 MB).
 # The result: one manifest, each entry saying where its model is and how to
 # make its inputs (bench/corpus/README.md; bench/interpreter_vs_ort.sh reads
 # it with CORPUS=CACHE/corpus.json).
@@ -58,13 +64,30 @@ if ((${#MISSING[@]} > 0)); then
 fi
 
 "$PY" "$REPO/bench/corpus/export_torchvision.py" "$@"
+# The quantized ISNet, assembled from the package's chunks.
+isnet="$cache/isnet_quint8.onnx"
+isnetSha=7001d60734fdc112dd9c062635fb59cd401fb82a9d4213134bce4dbd655c803a
+if [[ "${ISNET:-1}" != 0 ]] && ! { [[ -f "$isnet" ]] && echo "$isnetSha  $isnet" | sha256sum -c --status; }; then
+  note "fetching @imgly/background-removal-data@1.4.5 (136 MB) for isnet_quint8"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$tmp" && npm pack -q @imgly/background-removal-data@1.4.5 >/dev/null && tar xzf ./*.tgz) ||
+    die "npm pack @imgly/background-removal-data@1.4.5 failed (is the npm registry reachable?)"
+  node -e '
+    const fs = require("fs"), path = require("path"), [dist, out] = process.argv.slice(1);
+    const chunks = require(path.join(dist, "resources.json"))["/models/small"].chunks;
+    fs.writeFileSync(out, Buffer.concat(chunks.map(c => fs.readFileSync(path.join(dist, c.hash)))));' \
+    "$tmp/package/dist" "$isnet.part"
+  echo "$isnetSha  $isnet.part" | sha256sum -c --status || die "isnet_quint8: sha256 mismatch"
+  mv "$isnet.part" "$isnet"
+fi
 
 # Add the transformer exports and the npm models to the manifest (entries of
 # the same names are replaced, so a second run gives the same file).
-"$PY" - "$cache/corpus.json" "$transformers" "$npmCache" "$REPO/tests/models/models.json" <<'EOF'
+"$PY" - "$cache/corpus.json" "$transformers" "$npmCache" "$REPO/tests/models/models.json" "$isnet" <<'EOF'
 import json, os, sys
 
-manifest_path, transformers, npm_cache, npm_spec = sys.argv[1:]
+manifest_path, transformers, npm_cache, npm_spec, isnet = sys.argv[1:]
 here = os.path.dirname(os.path.abspath(manifest_path))
 rel = lambda p: os.path.relpath(os.path.abspath(p), here)
 with open(manifest_path) as f:
@@ -117,6 +140,11 @@ with open(npm_spec) as f:
                       "source": f"npm {m['package']} {m['path']} (tests/models/models.json)",
                       "inputs": m["inputs"]})
 
+# The quantized ISNet: an RGB image in [0, 1].
+if os.path.exists(isnet):
+    added.append({"name": "isnet_quint8", "file": rel(isnet),
+                  "source": "npm @imgly/background-removal-data@1.4.5 /models/small (sha256 7001d607...)",
+                  "inputs": [{"name": "input", "dtype": "float", "shape": [1, 3, 1024, 1024], "range": [0, 1]}]})
 names = {e["name"] for e in added}
 manifest["models"] = [e for e in manifest["models"] if e["name"] not in names] + added
 with open(manifest_path, "w") as f:

@@ -4,21 +4,23 @@
 // from 21; 8- and 16-bit integer types), DynamicQuantizeLinear, and the
 // integer products MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv.
 //
-// The integer products subtract the zero points and accumulate on the
-// double-precision GEMM engine (and the convolution engine instantiated for
-// double): every int8 x int8 product and every partial sum up to 2^53 is
-// exact in double, so the int32 accumulator of the spec is reproduced
-// exactly while running at GEMM speed. Requantization follows ONNX Runtime:
+// The integer products run on the 8-bit integer GEMM (runtime/IntGemm.h,
+// runtime/conv/IntConv.h): int32 accumulators, exact, the same bits on every
+// micro-kernel family and thread count. Requantization follows ONNX Runtime:
 // multiplier = a_scale * b_scale / y_scale in float, round half to even,
 // add the zero point, saturate.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Gemm.h"
+#include "runtime/IntGemm.h"
+#include "runtime/conv/IntConv.h"
 #include "runtime/Kernel.h"
+#include "runtime/ThreadPool.h"
 #include "runtime/kernels/Dispatch.h"
 #include "runtime/kernels/NNCommon.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cfenv>
 #include <cmath>
 #include <limits>
@@ -188,13 +190,18 @@ Status dynamicQuantizeLinearKernel(KernelContext &ctx) {
   ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(0, x));
   if (x->dtype() != DataType::Float)
     return KernelContext::error("input must be float");
-  std::vector<float> xs;
-  ONNXSLIM_RETURN_IF_ERROR(readAs(*x, xs));
-  float mn = 0, mx = 0;
-  for (float v : xs) {
-    mn = std::min(mn, v);
-    mx = std::max(mx, v);
-  }
+  const float *xs = x->dataAs<float>();
+  const int64_t n = x->numElements();
+  // The range always holds 0. Min and max do not depend on the order they
+  // are taken in, so the pieces may run on several threads.
+  std::vector<float> lo(static_cast<size_t>(threadCount()), 0.0f), hi(lo);
+  std::atomic<int> slot{0};
+  parallelSpans(n, 16, [&](int64_t begin, int64_t end) {
+    const size_t t = static_cast<size_t>(slot.fetch_add(1));
+    extendRange(xs + begin, end - begin, lo[t], hi[t]);
+  });
+  const float mn = *std::min_element(lo.begin(), lo.end());
+  const float mx = *std::max_element(hi.begin(), hi.end());
   float scale = (mx - mn) / 255.0f;
   float zp = scale == 0 ? 0.0f
                         : static_cast<float>(quantizeValue(0.0 - static_cast<double>(mn / scale), 0, 255));
@@ -203,10 +210,12 @@ Status dynamicQuantizeLinearKernel(KernelContext &ctx) {
   ONNXSLIM_RETURN_IF_ERROR(allocOutput(DataType::Float, {}, s));
   ONNXSLIM_RETURN_IF_ERROR(allocOutput(DataType::UInt8, {}, z));
   uint8_t *yp = y->dataAs<uint8_t>();
-  for (size_t e = 0; e < xs.size(); ++e)
-    yp[e] = scale == 0 ? static_cast<uint8_t>(zp)
-                       : static_cast<uint8_t>(quantizeValue(
-                             static_cast<double>(std::nearbyint(xs[e] / scale)) + zp, 0, 255));
+  if (scale == 0)
+    std::fill(yp, yp + n, static_cast<uint8_t>(zp));
+  else
+    parallelSpans(n, 16, [&](int64_t begin, int64_t end) {
+      quantizeToUint8(xs + begin, end - begin, scale, zp, yp + begin);
+    });
   *s->dataAs<float>() = scale;
   *z->dataAs<uint8_t>() = static_cast<uint8_t>(zp);
   ctx.setOutput(0, y->finish());
@@ -219,18 +228,17 @@ Status dynamicQuantizeLinearKernel(KernelContext &ctx) {
 // Integer products
 //===----------------------------------------------------------------------===//
 
-/// Reads an 8-bit integer tensor as double values.
-Status readInt8Tensor(const Tensor &t, const char *what, std::vector<double> &out) {
+/// Checks that an integer product's operand is 8-bit.
+Status requireInt8(const Tensor &t, const char *what) {
   if (t.dtype() != DataType::UInt8 && t.dtype() != DataType::Int8)
     return KernelContext::error(std::string(what) + " must be uint8 or int8, got " +
                                 dataTypeName(t.dtype()));
-  Status s = readAs(t, out);
-  return s.ok() ? s : KernelContext::error(std::string(what) + ": " + s.message());
+  return Status::success();
 }
 
 /// Reads an optional zero-point input (index) of `expected` elements (or one).
 Status readZeroPoint(const KernelContext &ctx, size_t index, const char *what, DataType dataType,
-                     int64_t expected, std::vector<double> &out) {
+                     int64_t expected, std::vector<int32_t> &out) {
   out.clear();
   const Tensor *t = ctx.tensor(index);
   if (!t)
@@ -258,30 +266,30 @@ Status readScale(const KernelContext &ctx, size_t index, const char *what, int64
   return Status::success();
 }
 
-/// A batched integer matmul: (A - a_zp) x (B - b_zp) in double, exact.
-/// a_zp is per row of A (M) or scalar, b_zp per column of B (N) or scalar.
-Status integerMatMul(const Tensor &a, const Tensor &b, const std::vector<double> &aZp,
-                     const std::vector<double> &bZp, MatMulPlan &plan, std::vector<double> &acc) {
-  std::vector<double> A, B;
-  ONNXSLIM_RETURN_IF_ERROR(readInt8Tensor(a, "A", A));
-  ONNXSLIM_RETURN_IF_ERROR(readInt8Tensor(b, "B", B));
+/// Checks a batched integer matmul's operands and zero points (a_zp per row
+/// of A (M) or scalar, b_zp per column of B (N) or scalar) and plans it.
+Status planIntegerMatMul(const Tensor &a, const Tensor &b, const std::vector<int32_t> &aZp,
+                         const std::vector<int32_t> &bZp, MatMulPlan &plan) {
+  ONNXSLIM_RETURN_IF_ERROR(requireInt8(a, "A"));
+  ONNXSLIM_RETURN_IF_ERROR(requireInt8(b, "B"));
   ONNXSLIM_RETURN_IF_ERROR(planMatMul(a.dims(), b.dims(), plan));
-  const int64_t M = plan.M, N = plan.N, K = plan.K;
-  auto zpAt = [](const std::vector<double> &zp, int64_t i) {
-    return zp.empty() ? 0.0 : zp.size() == 1 ? zp[0] : zp[static_cast<size_t>(i)];
-  };
-  if ((aZp.size() > 1 && static_cast<int64_t>(aZp.size()) != M) ||
-      (bZp.size() > 1 && static_cast<int64_t>(bZp.size()) != N))
+  if ((aZp.size() > 1 && static_cast<int64_t>(aZp.size()) != plan.M) ||
+      (bZp.size() > 1 && static_cast<int64_t>(bZp.size()) != plan.N))
     return KernelContext::error("zero point sizes do not match the matrices");
-  for (size_t e = 0; e < A.size(); ++e)
-    A[e] -= zpAt(aZp, (static_cast<int64_t>(e) / std::max<int64_t>(K, 1)) % std::max<int64_t>(M, 1));
-  for (size_t e = 0; e < B.size(); ++e)
-    B[e] -= zpAt(bZp, static_cast<int64_t>(e) % std::max<int64_t>(N, 1));
-  acc.assign(static_cast<size_t>(product(plan.outDims)), 0.0);
-  for (int64_t t = 0; t < plan.batches(); ++t)
-    dgemm(false, false, M, N, K, 1.0, A.data() + plan.aIndex[t] * M * K, K,
-          B.data() + plan.bIndex[t] * K * N, N, 0.0, acc.data() + t * M * N, N);
   return Status::success();
+}
+
+/// The planned matmul (A - a_zp) x (B - b_zp) into acc, exact in int32
+/// (runtime/IntGemm.h).
+void integerMatMul(const Tensor &a, const Tensor &b, const std::vector<int32_t> &aZp,
+                   const std::vector<int32_t> &bZp, const MatMulPlan &plan, int32_t *acc) {
+  const int64_t M = plan.M, N = plan.N, K = plan.K;
+  const IntOperand ao{a.dtype() == DataType::Int8, aZp.empty() ? nullptr : aZp.data(), aZp.size() > 1};
+  const IntOperand bo{b.dtype() == DataType::Int8, bZp.empty() ? nullptr : bZp.data(), bZp.size() > 1};
+  const uint8_t *A = a.dataAs<uint8_t>(), *B = b.dataAs<uint8_t>();
+  for (int64_t t = 0; t < plan.batches(); ++t)
+    intGemm(M, N, K, A + plan.aIndex[t] * M * K, K, ao, DenseRows(B + plan.bIndex[t] * K * N, N), bo,
+            acc + t * M * N, N);
 }
 
 Status matMulIntegerKernel(KernelContext &ctx) {
@@ -290,16 +298,14 @@ Status matMulIntegerKernel(KernelContext &ctx) {
   ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(1, b));
   MatMulPlan probe;
   ONNXSLIM_RETURN_IF_ERROR(planMatMul(a->dims(), b->dims(), probe));
-  std::vector<double> aZp, bZp, acc;
+  std::vector<int32_t> aZp, bZp;
   ONNXSLIM_RETURN_IF_ERROR(readZeroPoint(ctx, 2, "a_zero_point", a->dtype(), probe.M, aZp));
   ONNXSLIM_RETURN_IF_ERROR(readZeroPoint(ctx, 3, "b_zero_point", b->dtype(), probe.N, bZp));
   MatMulPlan plan;
-  ONNXSLIM_RETURN_IF_ERROR(integerMatMul(*a, *b, aZp, bZp, plan, acc));
+  ONNXSLIM_RETURN_IF_ERROR(planIntegerMatMul(*a, *b, aZp, bZp, plan));
   std::optional<TensorBuilder> out;
   ONNXSLIM_RETURN_IF_ERROR(allocOutput(DataType::Int32, plan.outDims, out));
-  int32_t *y = out->dataAs<int32_t>();
-  for (size_t e = 0; e < acc.size(); ++e)
-    y[e] = static_cast<int32_t>(acc[e]);
+  integerMatMul(*a, *b, aZp, bZp, plan, out->dataAs<int32_t>());
   ctx.setOutput(0, out->finish());
   return Status::success();
 }
@@ -312,7 +318,7 @@ Status qLinearMatMulKernel(KernelContext &ctx) {
   MatMulPlan probe;
   ONNXSLIM_RETURN_IF_ERROR(planMatMul(a->dims(), b->dims(), probe));
   std::vector<float> aScale, bScale, yScale;
-  std::vector<double> aZp, bZp, yZp, acc;
+  std::vector<int32_t> aZp, bZp, yZp;
   ONNXSLIM_RETURN_IF_ERROR(readScale(ctx, 1, "a_scale", probe.M, aScale));
   ONNXSLIM_RETURN_IF_ERROR(readZeroPoint(ctx, 2, "a_zero_point", a->dtype(), probe.M, aZp));
   ONNXSLIM_RETURN_IF_ERROR(readScale(ctx, 4, "b_scale", probe.N, bScale));
@@ -322,9 +328,11 @@ Status qLinearMatMulKernel(KernelContext &ctx) {
   double lo, hi;
   ONNXSLIM_RETURN_IF_ERROR(quantRange(yZpT->dtype(), lo, hi));
   MatMulPlan plan;
-  ONNXSLIM_RETURN_IF_ERROR(integerMatMul(*a, *b, aZp, bZp, plan, acc));
+  ONNXSLIM_RETURN_IF_ERROR(planIntegerMatMul(*a, *b, aZp, bZp, plan));
   std::optional<TensorBuilder> out;
   ONNXSLIM_RETURN_IF_ERROR(allocOutput(yZpT->dtype(), plan.outDims, out));
+  std::vector<int32_t> acc(static_cast<size_t>(product(plan.outDims)));
+  integerMatMul(*a, *b, aZp, bZp, plan, acc.data());
   const int64_t M = plan.M, N = plan.N;
   return dispatchType<QuantTypes>(yZpT->dtype(), [&](auto tag) -> Status {
     using Q = typename decltype(tag)::type;
@@ -343,17 +351,22 @@ Status qLinearMatMulKernel(KernelContext &ctx) {
   });
 }
 
-/// Shared by ConvInteger and QLinearConv: the exact integer convolution of
-/// (x - x_zp) and (w - w_zp[m]) plus an optional int32 bias, in double.
-Status integerConv(KernelContext &ctx, const Tensor &x, const Tensor &w,
-                   const std::vector<double> &xZp, const std::vector<double> &wZp,
-                   const std::vector<double> &bias, std::vector<int64_t> &outDims,
-                   std::vector<double> &acc) {
-  std::vector<double> X, W;
-  ONNXSLIM_RETURN_IF_ERROR(readInt8Tensor(x, "x", X));
-  ONNXSLIM_RETURN_IF_ERROR(readInt8Tensor(w, "w", W));
-  if (x.rank() < 3 || w.rank() != x.rank())
-    return KernelContext::error("x and w must have the same rank >= 3, got " +
+/// Shared by ConvInteger and QLinearConv: checks the operands and plans
+/// the exact int32 convolution of (x - x_zp) and (w - w_zp[m]) plus an
+/// optional int32 bias (runtime/conv/IntConv.h).
+struct IntegerConvPlan {
+  int64_t N = 0, Cin = 0, M = 0, group = 1;
+  Window win;
+  std::vector<int64_t> outDims;
+};
+
+Status planIntegerConv(KernelContext &ctx, const Tensor &x, const Tensor &w,
+                       const std::vector<int32_t> &xZp, const std::vector<int32_t> &wZp,
+                       const std::vector<int32_t> &bias, IntegerConvPlan &plan) {
+  ONNXSLIM_RETURN_IF_ERROR(requireInt8(x, "x"));
+  ONNXSLIM_RETURN_IF_ERROR(requireInt8(w, "w"));
+  if (x.rank() < 3 || x.rank() > 5 || w.rank() != x.rank())
+    return KernelContext::error("x and w must have the same rank, 3 to 5, got " +
                                 shapeString(x.dims()) + " and " + shapeString(w.dims()));
   int64_t N = x.dims()[0], Cin = x.dims()[1], M = w.dims()[0];
   int64_t group = ctx.attrInt("group", 1);
@@ -373,38 +386,51 @@ Status integerConv(KernelContext &ctx, const Tensor &x, const Tensor &w,
   Window win;
   ONNXSLIM_RETURN_IF_ERROR(
       computeWindow(ctx, std::vector<int64_t>(x.dims().begin() + 2, x.dims().end()), kernel, {}, win));
-  double xz = xZp.empty() ? 0.0 : xZp[0];
-  for (double &v : X)
-    v -= xz;
-  int64_t perChannel = product(w.dims(), 1);
-  for (size_t e = 0; e < W.size(); ++e)
-    W[e] -= wZp.empty() ? 0.0 : wZp.size() == 1 ? wZp[0] : wZp[e / static_cast<size_t>(perChannel)];
-  outDims = {N, M};
-  outDims.insert(outDims.end(), win.out.begin(), win.out.end());
+  plan.outDims = {N, M};
+  plan.outDims.insert(plan.outDims.end(), win.out.begin(), win.out.end());
   int64_t count = 0;
-  ONNXSLIM_RETURN_IF_ERROR(checkedNumElements(outDims, DataType::Double, count));
-  acc.assign(static_cast<size_t>(count), 0.0);
-  if (count > 0)
-    convForward<double>(X.data(), W.data(), bias.empty() ? nullptr : bias.data(), acc.data(), N,
-                        Cin, M, group, win);
+  ONNXSLIM_RETURN_IF_ERROR(checkedNumElements(plan.outDims, DataType::Int32, count));
+  plan.N = N, plan.Cin = Cin, plan.M = M, plan.group = group, plan.win = std::move(win);
   return Status::success();
+}
+
+/// The planned convolution into acc.
+void integerConv(const Tensor &x, const Tensor &w, const std::vector<int32_t> &xZp,
+                 const std::vector<int32_t> &wZp, const std::vector<int32_t> &bias,
+                 const IntegerConvPlan &plan, int32_t *acc) {
+  const int64_t N = plan.N, M = plan.M;
+  if (product(plan.outDims) == 0)
+    return;
+  const IntConvOperand xo{x.dataAs<uint8_t>(), x.dtype() == DataType::Int8,
+                          xZp.empty() ? nullptr : xZp.data(), false};
+  const IntConvOperand wo{w.dataAs<uint8_t>(), w.dtype() == DataType::Int8,
+                          wZp.empty() ? nullptr : wZp.data(), wZp.size() > 1};
+  integerConvolution(xo, wo, N, plan.Cin, M, plan.group, plan.win, acc);
+  if (!bias.empty()) {
+    const int64_t plane = plan.win.outSize();
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t m = 0; m < M; ++m) {
+        int32_t *row = acc + (n * M + m) * plane;
+        const uint32_t add = static_cast<uint32_t>(bias[static_cast<size_t>(m)]);
+        for (int64_t e = 0; e < plane; ++e)
+          row[e] = static_cast<int32_t>(static_cast<uint32_t>(row[e]) + add);
+      }
+  }
 }
 
 Status convIntegerKernel(KernelContext &ctx) {
   const Tensor *x = nullptr, *w = nullptr;
   ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(0, x));
   ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(1, w));
-  std::vector<double> xZp, wZp, acc;
+  std::vector<int32_t> xZp, wZp;
   ONNXSLIM_RETURN_IF_ERROR(readZeroPoint(ctx, 2, "x_zero_point", x->dtype(), 1, xZp));
   ONNXSLIM_RETURN_IF_ERROR(readZeroPoint(ctx, 3, "w_zero_point", w->dtype(),
                                          w->rank() > 0 ? w->dims()[0] : 1, wZp));
-  std::vector<int64_t> outDims;
-  ONNXSLIM_RETURN_IF_ERROR(integerConv(ctx, *x, *w, xZp, wZp, {}, outDims, acc));
+  IntegerConvPlan plan;
+  ONNXSLIM_RETURN_IF_ERROR(planIntegerConv(ctx, *x, *w, xZp, wZp, {}, plan));
   std::optional<TensorBuilder> out;
-  ONNXSLIM_RETURN_IF_ERROR(allocOutput(DataType::Int32, outDims, out));
-  int32_t *y = out->dataAs<int32_t>();
-  for (size_t e = 0; e < acc.size(); ++e)
-    y[e] = static_cast<int32_t>(acc[e]);
+  ONNXSLIM_RETURN_IF_ERROR(allocOutput(DataType::Int32, plan.outDims, out));
+  integerConv(*x, *w, xZp, wZp, {}, plan, out->dataAs<int32_t>());
   ctx.setOutput(0, out->finish());
   return Status::success();
 }
@@ -416,7 +442,7 @@ Status qLinearConvKernel(KernelContext &ctx) {
   ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(7, yZpT));
   int64_t M = w->rank() > 0 ? w->dims()[0] : 1;
   std::vector<float> xScale, wScale, yScale;
-  std::vector<double> xZp, wZp, yZp, bias, acc;
+  std::vector<int32_t> xZp, wZp, yZp, bias;
   ONNXSLIM_RETURN_IF_ERROR(readScale(ctx, 1, "x_scale", 1, xScale));
   ONNXSLIM_RETURN_IF_ERROR(readZeroPoint(ctx, 2, "x_zero_point", x->dtype(), 1, xZp));
   ONNXSLIM_RETURN_IF_ERROR(readScale(ctx, 4, "w_scale", M, wScale));
@@ -430,11 +456,13 @@ Status qLinearConvKernel(KernelContext &ctx) {
   }
   double lo, hi;
   ONNXSLIM_RETURN_IF_ERROR(quantRange(yZpT->dtype(), lo, hi));
-  std::vector<int64_t> outDims;
-  ONNXSLIM_RETURN_IF_ERROR(integerConv(ctx, *x, *w, xZp, wZp, bias, outDims, acc));
+  IntegerConvPlan plan;
+  ONNXSLIM_RETURN_IF_ERROR(planIntegerConv(ctx, *x, *w, xZp, wZp, bias, plan));
   std::optional<TensorBuilder> out;
-  ONNXSLIM_RETURN_IF_ERROR(allocOutput(yZpT->dtype(), outDims, out));
-  int64_t plane = product(outDims, 2);
+  ONNXSLIM_RETURN_IF_ERROR(allocOutput(yZpT->dtype(), plan.outDims, out));
+  std::vector<int32_t> acc(static_cast<size_t>(product(plan.outDims)));
+  integerConv(*x, *w, xZp, wZp, bias, plan, acc.data());
+  int64_t plane = product(plan.outDims, 2);
   return dispatchType<QuantTypes>(yZpT->dtype(), [&](auto tag) -> Status {
     using Q = typename decltype(tag)::type;
     Q *y = out->dataAs<Q>();
