@@ -115,6 +115,18 @@ const TensorPtr *planConstantValue(const Node &n) {
   return a.name == "value" && a.t && a.t->isConsistent() ? &a.t : nullptr;
 }
 
+/// Given a constant's tensor, Result: the tensor the kernels read: itself
+/// when its bytes are aligned for its element type, else an aligned copy
+/// made once here. A model's raw_data lands at any offset of the file, and
+/// kernels view misaligned bytes through a copy (ElemView), which would
+/// otherwise be made on every run: all the weights of a network, each time.
+TensorPtr alignedConstant(const TensorPtr &t) {
+  const size_t size = t->dtype() == DataType::String ? 1 : elementSize(t->dtype());
+  if (size <= 1 || reinterpret_cast<uintptr_t>(t->rawData()) % size == 0)
+    return t;
+  return std::make_shared<Tensor>(t->dtype(), t->dims(), Buffer::copyOf(t->rawData(), t->byteSize()));
+}
+
 } // namespace
 
 struct GraphPlan {
@@ -124,6 +136,9 @@ struct GraphPlan {
   std::deque<RtValue> constants;
   uint32_t numSlots = 0;
   std::vector<std::pair<size_t, uint32_t>> inputSlots; ///< (graph input index, slot)
+  /// Per input slot: its initializer when planned and that tensor as the
+  /// kernels read it (alignedConstant); nulls when it had none.
+  std::vector<std::pair<TensorPtr, TensorPtr>> inputDefaults;
   std::vector<Operand> outputs;
   std::vector<Step> steps;
   bool fuses = false; ///< some step has fuseStep set
@@ -436,6 +451,8 @@ const GraphPlan &Interpreter::planFor(const Graph &graph) {
       continue;
     p.slotOf.emplace(in, p.numSlots);
     p.inputSlots.emplace_back(i, p.numSlots++);
+    const TensorPtr &init = in->initializer();
+    p.inputDefaults.emplace_back(init, init && init->isConsistent() ? alignedConstant(init) : nullptr);
   }
   for (Value *init : graph.initializers()) {
     if (!init || p.slotOf.count(init) || p.constantOf.count(init))
@@ -444,7 +461,7 @@ const GraphPlan &Interpreter::planFor(const Graph &graph) {
       p.planError = "initializer '" + init->name() + "' has no data or a data size that does not match its shape";
       continue;
     }
-    p.constants.push_back(RtValue::fromTensor(init->initializer()));
+    p.constants.push_back(RtValue::fromTensor(alignedConstant(init->initializer())));
     p.constantOf.emplace(init, &p.constants.back());
   }
   for (Value *sp : graph.sparseInitializers()) {
@@ -465,7 +482,7 @@ const GraphPlan &Interpreter::planFor(const Graph &graph) {
   // which gives their values and errors).
   for (Node *n : graph.nodes())
     if (const TensorPtr *t = planConstantValue(*n); t && opsetVersionFor(*n) >= 1) {
-      p.constants.push_back(RtValue::fromTensor(*t));
+      p.constants.push_back(RtValue::fromTensor(alignedConstant(*t)));
       p.constantOf.emplace(n->result(0), &p.constants.back());
     }
   for (Node *n : graph.nodes())
@@ -875,7 +892,8 @@ Status Interpreter::execute(const GraphPlan &plan, const std::vector<RtValue> &i
   if (plan.fuses)
     frame.applied.assign(plan.steps.size(), 0);
   const Graph &graph = *plan.graph;
-  for (auto [i, slotIndex] : plan.inputSlots) {
+  for (size_t k = 0; k < plan.inputSlots.size(); ++k) {
+    const auto [i, slotIndex] = plan.inputSlots[k];
     RtValue &slot = frame.slots[slotIndex];
     if (i < inputs.size() && inputs[i].kind != RtValue::Kind::None)
       slot = inputs[i];
@@ -883,7 +901,8 @@ Status Interpreter::execute(const GraphPlan &plan, const std::vector<RtValue> &i
       if (!init->isConsistent())
         return Status::error("initializer '" + graph.input(i)->name() +
                              "' has a data size that does not match its shape");
-      slot = RtValue::fromTensor(init);
+      const auto &[planned, aligned] = plan.inputDefaults[k];
+      slot = RtValue::fromTensor(init == planned ? aligned : init);
     }
   }
   FrameGuard guard(frames_, &frame);

@@ -35,6 +35,10 @@ struct PackedFilters {
   int64_t group = 0, Mg = 0, rows = 0;
   std::string engine;
   std::vector<float, xsimd::aligned_allocator<float, 64>> data;
+  /// The filters cut to their live taps (convForward), and what from.
+  const float *liveFrom = nullptr;
+  std::vector<int64_t> liveKernel;
+  std::vector<float> live;
 };
 
 /// Elements of the im2col/col2im buffer built at a time (a few MB).

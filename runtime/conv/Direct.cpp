@@ -20,6 +20,7 @@
 #include "runtime/conv/Kernels.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 namespace onnxslim::rt::nn {
@@ -132,9 +133,13 @@ void convDirect(const float *x, const float *w, const float *bias, float *y, int
 /// runs as a direct product (pointwiseDirect) rather than a GEMM: when it
 /// reduces channels or has very few (the GEMM's packing of B, a strided
 /// copy of the input, then costs more than it saves; expansions reuse each
-/// packed panel for many rows and keep it).
+/// packed panel for many rows and keep it) or has more output channels
+/// than the plane has columns (the GEMM would pack filters larger than its
+/// B on every call, the direct product keeps them packed); and only when
+/// the plane has more columns than the GEMM's dot products take
+/// (kFewColumns), which pack nothing either.
 bool pointwiseIsDirect(int64_t M, int64_t K, int64_t planeSize) {
-  return planeSize >= directColumnTile() && (M <= K || K <= 16);
+  return planeSize > kFewColumns && (M <= K || K <= 16 || M > planeSize);
 }
 
 /// Pointwise float convolution (1x1 kernel, unit strides, no padding) as a
@@ -142,9 +147,12 @@ bool pointwiseIsDirect(int64_t M, int64_t K, int64_t planeSize) {
 /// one output row: row c of the product's B is plane c), with no packed
 /// copy of B. Tasks are pieces of whole column tiles (the product then
 /// reads nothing past a plane) times blocks of whole row panels when the
-/// pieces are too few for the threads; the last columns short of a tile go
-/// through the GEMM, the same columns whatever the thread count, and no
-/// column's result depends on its task.
+/// pieces are too few for the threads. The last columns short of a tile
+/// (all of a plane smaller than one) are copied into a tile-wide block,
+/// zeros past them, and multiplied by the same packed filters: the same
+/// columns whatever the thread count, and no column's result depends on its
+/// task. (Through the GEMM instead, every call packed all the filters again
+/// for a few columns: on 7x7 planes that cost as much as the product.)
 void pointwiseDirect(const float *x, const float *w, const float *bias, float *y, int64_t N,
                      int64_t Cin, int64_t M, int64_t group, int64_t planeSize,
                      const Epilogue<float> &epilogue, PackedFilters *kept) {
@@ -152,9 +160,11 @@ void pointwiseDirect(const float *x, const float *w, const float *bias, float *y
   const int64_t panels = directPanels(Mg);
   const int64_t tiles = planeSize / tile, filterSize = directFilterElements(Mg, Cg);
   const float *filters = directFilters(w, group, Mg, Cg, kept);
-  std::vector<int64_t> offsets(static_cast<size_t>(Cg));
-  for (int64_t c = 0; c < Cg; ++c)
+  std::vector<int64_t> offsets(static_cast<size_t>(Cg)), blockOffsets(static_cast<size_t>(Cg));
+  for (int64_t c = 0; c < Cg; ++c) {
     offsets[static_cast<size_t>(c)] = c * planeSize;
+    blockOffsets[static_cast<size_t>(c)] = c * tile;
+  }
   const bool split = worthSplitting(N * M * Cg * planeSize, N * (Cin + M) * planeSize);
   int64_t pieces = std::max<int64_t>(1, tiles * tile / kMinChunkColumns), blocks = 1;
   if (split) {
@@ -185,21 +195,25 @@ void pointwiseDirect(const float *x, const float *w, const float *bias, float *y
     const int64_t m0 = directPanelStart(Mg, p0), m1 = directPanelStart(Mg, p1);
     const float *xg = x + (n * Cin + gi * Cg) * planeSize;
     float *yg = y + (n * M + gi * Mg + m0) * planeSize;
-    const float *bg = bias ? bias + gi * Mg + m0 : nullptr;
     if (j1 > j0)
       convProductDirect(Mg, Cg, filters + gi * filterSize, xg + j0, offsets.data(), 1, j1 - j0,
                         j1 - j0, y + (n * M + gi * Mg) * planeSize + j0, planeSize,
                         bias ? bias + gi * Mg : nullptr, clampInProduct ? &sc : nullptr, p0, p1);
     // The columns short of a tile: the last piece's.
     const int64_t end = t + 1 == pieces ? planeSize : j1;
-    if (end > j1)
-      sgemm(false, false, m1 - m0, end - j1, Cg, 1.0f, w + (gi * Mg + m0) * Cg, Cg, xg + j1,
-            planeSize, 0.0f, yg + j1, planeSize, bg);
-    if (epilogue.addend || (end > j1 && epilogue.clamps))
-      for (int64_t m = 0; m < m1 - m0; ++m) {
-        const int64_t from = epilogue.addend ? j0 : j1;
-        epilogue(yg + m * planeSize + from, end - from);
+    if (end > j1) {
+      float *block = scratch<float, 5>(Cg * tile);
+      for (int64_t c = 0; c < Cg; ++c) {
+        std::memcpy(block + c * tile, xg + c * planeSize + j1, static_cast<size_t>(end - j1) * sizeof(float));
+        std::fill(block + c * tile + (end - j1), block + (c + 1) * tile, 0.0f);
       }
+      convProductDirect(Mg, Cg, filters + gi * filterSize, block, blockOffsets.data(), 1, tile,
+                        end - j1, y + (n * M + gi * Mg) * planeSize + j1, planeSize,
+                        bias ? bias + gi * Mg : nullptr, clampInProduct ? &sc : nullptr, p0, p1);
+    }
+    if (epilogue.addend)
+      for (int64_t m = 0; m < m1 - m0; ++m)
+        epilogue(yg + m * planeSize + j0, end - j0);
   };
   parallelForIf(split, tasks, task);
 }

@@ -51,6 +51,86 @@ namespace {
 /// for one output row (128 MB of floats): beyond that, im2col.
 constexpr int64_t kDirectPaddedBudget = int64_t{1} << 25;
 
+/// Given `planes` input planes of geometry g, Execute: writes to out, plane
+/// after plane, the elements a 1x1 kernel at g's strides reads (g.out of
+/// them per plane).
+void gatherStrided(const float *x, int64_t planes, const Window::Dims3 &g, float *out) {
+  const int64_t inS = g.in[0] * g.in[1] * g.in[2];
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t d = 0; d < g.out[0]; ++d)
+      for (int64_t h = 0; h < g.out[1]; ++h) {
+        const float *row = x + p * inS + (d * g.strides[0] * g.in[1] + h * g.strides[1]) * g.in[2];
+        for (int64_t v = 0; v < g.out[2]; ++v)
+          *out++ = row[v * g.strides[2]];
+      }
+}
+
+/// Given a window, Result: true when some kernel taps read only padding for
+/// every output (ASPP's dilated 3x3 kernels on a 14x14 map read their
+/// center alone), with `live` the same convolution over the taps that read
+/// the input for some output (a range per axis; pads moved so the outputs
+/// stay put) and `first` each axis' first live tap. Dropped taps add
+/// products of zeros.
+bool liveTaps(const Window &win, Window &live, std::vector<int64_t> &first) {
+  live = win;
+  first.assign(win.rank, 0);
+  bool fewer = false;
+  for (size_t i = 0; i < win.rank; ++i) {
+    const int64_t s = win.strides[i], d = win.dilations[i], in = win.in[i], out = win.out[i];
+    int64_t k0 = -1, k1 = -1;
+    for (int64_t k = 0; k < win.kernel[i]; ++k) {
+      // The first output whose read is at or past 0 must still be inside.
+      const int64_t off = k * d - win.padBegin[i];
+      const int64_t o = off >= 0 ? 0 : (-off + s - 1) / s;
+      if (o < out && o * s + off < in) {
+        k0 = k0 < 0 ? k : k0;
+        k1 = k;
+      }
+    }
+    if (k0 < 0 || win.padBegin[i] - k0 * d < 0)
+      return false;
+    live.kernel[i] = k1 - k0 + 1;
+    live.padBegin[i] = win.padBegin[i] - k0 * d;
+    live.padEnd[i] = (out - 1) * s + (live.kernel[i] - 1) * d + 1 - in - live.padBegin[i];
+    if (live.padEnd[i] < 0 ||
+        (in + live.padBegin[i] + live.padEnd[i] - (live.kernel[i] - 1) * d - 1) / s + 1 != out)
+      return false;
+    first[i] = k0;
+    fewer = fewer || live.kernel[i] < win.kernel[i];
+  }
+  return fewer;
+}
+
+/// Given filters w ([M, Cg, kernel]) and the live window from liveTaps,
+/// Result: the filters cut to its taps, kept in `kept` for the next runs
+/// (the direct products then find their packed form there too), or in
+/// `scratch`.
+const float *liveFilters(const float *w, int64_t rows, const Window &win, const Window &live,
+                         const std::vector<int64_t> &first, PackedFilters *kept,
+                         std::vector<float> &scratch) {
+  if (kept && kept->liveFrom == w && kept->liveKernel == live.kernel)
+    return kept->live.data();
+  const Window::Dims3 g = win.to3d(), l = live.to3d();
+  const size_t lead = 3 - win.rank;
+  int64_t f[3] = {0, 0, 0};
+  for (size_t i = 0; i < win.rank; ++i)
+    f[lead + i] = first[i];
+  std::vector<float> &out = kept ? kept->live : scratch;
+  out.resize(static_cast<size_t>(rows * live.kernelSize()));
+  float *o = out.data();
+  const int64_t kS = win.kernelSize();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t a = 0; a < l.kernel[0]; ++a)
+      for (int64_t b = 0; b < l.kernel[1]; ++b)
+        for (int64_t c = 0; c < l.kernel[2]; ++c)
+          *o++ = w[r * kS + ((a + f[0]) * g.kernel[1] + b + f[1]) * g.kernel[2] + c + f[2]];
+  if (kept) {
+    kept->liveFrom = w;
+    kept->liveKernel = live.kernel;
+  }
+  return out.data();
+}
+
 } // namespace
 
 template <typename C>
@@ -63,6 +143,16 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
   const int64_t Cg = Cin / group, Mg = M / group;
   if (N == 0 || M == 0 || outS == 0)
     return;
+  if constexpr (std::is_same_v<C, float>) {
+    Window live;
+    std::vector<int64_t> first;
+    if (kS > 1 && liveTaps(win, live, first)) {
+      std::vector<float> scratch;
+      const float *lw = liveFilters(w, M * Cg, win, live, first, kept, scratch);
+      convForward(x, lw, bias, y, N, Cin, M, group, live, outClamp, addend, kept);
+      return;
+    }
+  }
   bool pointwise = kS == 1;
   for (size_t i = 0; i < 3; ++i)
     pointwise = pointwise && g.strides[i] == 1 && g.padBegin[i] == 0 && g.padEnd[i] == 0;
@@ -74,11 +164,23 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
       depthwiseConv(x, w, bias, y, N, Cin, M, group, g, epilogue);
     return;
   }
-  if constexpr (std::is_same_v<C, float>)
+  if constexpr (std::is_same_v<C, float>) {
     if (pointwise && pointwiseIsDirect(Mg, Cg, outS)) {
       pointwiseDirect(x, w, bias, y, N, Cin, M, group, outS, epilogue, kept);
       return;
     }
+    // A strided 1x1 kernel without padding: the positions it reads,
+    // gathered into planes, are a pointwise product's input.
+    bool strided1x1 = kS == 1 && !pointwise;
+    for (size_t i = 0; i < 3; ++i)
+      strided1x1 = strided1x1 && g.padBegin[i] == 0 && g.padEnd[i] == 0;
+    if (strided1x1 && pointwiseIsDirect(Mg, Cg, outS)) {
+      float *planes = scratch<float, 6>(N * Cin * outS);
+      gatherStrided(x, N * Cin, g, planes);
+      pointwiseDirect(planes, w, bias, y, N, Cin, M, group, outS, epilogue, kept);
+      return;
+    }
+  }
   if (pointwise) {
     convPointwiseGemm(x, w, bias, y, N, Cin, M, group, win, epilogue);
     return;
