@@ -108,9 +108,10 @@ measure() {
   # $pin (a taskset prefix, or nothing) places the process.
   pin=()
   ort() { "${pin[@]}" node "$oracle" "$model" --out "$out/ort$1" --spec "$spec:$name" ${feed[@]+"${feed[@]}"} --seed 7 --threads "$1" "${@:3}" --bench "$2" --quiet | ortMs; }
-  # Runs per measurement: about a quarter of a second of ORT's one-thread time.
+  # Runs per measurement: about a quarter of a second of ORT's one-thread
+  # time, at least 10 (3 for a model whose run takes over a second).
   probe=$(ort 1 3)
-  runs=$(awk -v ms="$probe" 'BEGIN {n = int(250 / (ms + 0.001)); print (n < 10 ? 10 : (n > 1000 ? 1000 : n))}')
+  runs=$(awk -v ms="$probe" 'BEGIN {n = int(250 / (ms + 0.001)); m = ms > 1000 ? 3 : 10; print (n < m ? m : (n > 1000 ? 1000 : n))}')
   modelRounds=$(awk -v ms="$probe" -v r="$rounds" 'BEGIN {print (ms < 20 ? 3 * r : r)}')
   inputs=()
   for f in "$out/ort1/inputs"/*.pb; do inputs+=(--input "$f"); done

@@ -95,7 +95,14 @@ void convDirect(const float *x, const float *w, const float *bias, float *y, int
                           1, oh);
   int64_t bands = (oh + bandRows - 1) / bandRows;
   const bool split = worthSplitting(N * M * rows * outS, N * (Cin * inS + M * outS));
-  if (split)
+  // Threads take blocks of output channels on small planes
+  // (kChannelSplitPlane; a band of a few short rows would leave most of
+  // each column tile empty), bands of rows on larger ones.
+  const int64_t panels = directPanels(Mg);
+  int64_t blocks = 1;
+  if (split && outS < kChannelSplitPlane && panels >= threadCount())
+    blocks = std::min<int64_t>(panels, 4 * threadCount());
+  else if (split)
     bands = std::max(bands, std::min<int64_t>(oh, 4 * threadCount()));
   bandRows = (oh + bands - 1) / bands;
   bands = (oh + bandRows - 1) / bandRows;
@@ -103,8 +110,11 @@ void convDirect(const float *x, const float *w, const float *bias, float *y, int
   // epilogue does both over the band's output.
   const bool clampInProduct = epilogue.clamps && !epilogue.addend;
   const StoreClamp sc{epilogue.lo, epilogue.hi};
-  auto band = [&](int64_t task) {
+  auto band = [&](int64_t job) {
+    const int64_t bl = job % blocks, task = job / blocks;
     const int64_t b = task % bands, gi = task / bands % group, n = task / bands / group;
+    const int64_t p0 = panels * bl / blocks, p1 = panels * (bl + 1) / blocks;
+    const int64_t m0 = directPanelStart(Mg, p0), m1 = directPanelStart(Mg, p1);
     const int64_t oy0 = b * bandRows, oy1 = std::min(oh, oy0 + bandRows);
     const int64_t bandIn = (oy1 - oy0 - 1) * sy + reach, planeSize = bandIn * pitch;
     // The product reads up to kConvDirectSlack elements past the last plane.
@@ -120,13 +130,13 @@ void convDirect(const float *x, const float *w, const float *bias, float *y, int
     }
     float *yb = y + (n * M + gi * Mg) * outS + oy0 * ow;
     convProductDirect(Mg, rows, filters + gi * filterSize, planes, offsets.data(), oy1 - oy0,
-                      sy * pitch, ow, yb, outS,
-                      bias ? bias + gi * Mg : nullptr, clampInProduct ? &sc : nullptr);
+                      sy * pitch, ow, yb, outS, bias ? bias + gi * Mg : nullptr,
+                      clampInProduct ? &sc : nullptr, p0, p1);
     if (epilogue.addend)
-      for (int64_t m = 0; m < Mg; ++m)
+      for (int64_t m = m0; m < m1; ++m)
         epilogue(yb + m * outS, (oy1 - oy0) * ow);
   };
-  parallelForIf(split, N * group * bands, band);
+  parallelForIf(split, N * group * bands * blocks, band);
 }
 
 /// Whether a pointwise product of M output and K input channels per group

@@ -260,14 +260,29 @@ void convWinograd(const float *x, const float *w, const float *bias, float *y, i
   // With threads, at least two chunks a thread where the rows of tiles
   // allow (a column's sums do not depend on its chunk's width).
   const bool split = worthSplitting(N * M * Cin * 9 * outS, N * (Cin * inS + M * outS));
+  // Where chunks that small would leave over a quarter of their column
+  // tiles empty (a row or two of a small plane's tiles), the threads take
+  // blocks of output channels instead, each transforming the whole input.
   int64_t chunkRows = std::clamp<int64_t>(kWinogradTiles / tilesW, 1, tilesH);
-  if (split)
-    chunkRows = std::min(chunkRows, std::max<int64_t>(1, tilesH / (2 * threadCount())));
+  const int64_t panels = directPanels(M), columnTile = directColumnTile();
+  int64_t blocks = 1;
+  if (split) {
+    const int64_t rowsSplit = std::min(chunkRows, std::max<int64_t>(1, tilesH / (2 * threadCount())));
+    const int64_t used = rowsSplit * tilesW;
+    const int64_t padded = (used + columnTile - 1) / columnTile * columnTile;
+    if (4 * (padded - used) > padded && panels >= threadCount())
+      blocks = threadCount(); // (one transform of the input per block)
+    else
+      chunkRows = rowsSplit;
+  }
   const int64_t chunks = (tilesH + chunkRows - 1) / chunkRows;
   // A patch row's even and odd columns, padding included: padded column
   // 2k is input column 2k - padLeft.
   const int64_t half = tilesW + 1, padW = 2 * half;
-  auto task = [&](int64_t k) {
+  auto task = [&](int64_t job) {
+    const int64_t bl = job % blocks, k = job / blocks;
+    const int64_t p0 = panels * bl / blocks, p1 = panels * (bl + 1) / blocks;
+    const int64_t m0 = directPanelStart(M, p0), m1 = directPanelStart(M, p1);
     const int64_t n = k / chunks, ty0 = k % chunks * chunkRows;
     const int64_t ty1 = std::min(tilesH, ty0 + chunkRows), tiles = (ty1 - ty0) * tilesW;
     const int64_t bufRows = 2 * (ty1 - ty0) + 2;
@@ -343,13 +358,13 @@ void convWinograd(const float *x, const float *w, const float *bias, float *y, i
     }
     for (int64_t xi = 0; xi < 16; ++xi)
       convProductDirect(M, Cin, packed + xi * packedSize, V + xi * strideV,
-                        offsets.data(), 1, T, T, P + xi * strideP, T, nullptr, nullptr);
+                        offsets.data(), 1, T, T, P + xi * strideP, T, nullptr, nullptr, p0, p1);
     // Y = A^T P A + bias, A^T = [1 1 1 0; 0 1 -1 -1]: a row of tiles' even
     // and odd outputs, then interleaved into the output row (columns and
     // rows past the output dropped).
     float *ev = E, *od = E + tilesW;
     const int64_t oy0 = 2 * ty0, oy1 = std::min(oh, 2 * ty1);
-    for (int64_t m = 0; m < M; ++m) {
+    for (int64_t m = m0; m < m1; ++m) {
       const float b = bias ? bias[m] : 0.0f;
       float *ym = y + (n * M + m) * outS;
       for (int64_t ty = ty0; ty < ty1; ++ty) {
@@ -387,7 +402,7 @@ void convWinograd(const float *x, const float *w, const float *bias, float *y, i
       epilogue(ym + oy0 * ow, (oy1 - oy0) * ow);
     }
   };
-  parallelForIf(split, N * chunks, task);
+  parallelForIf(split, N * chunks * blocks, task);
 }
 
 } // namespace onnxslim::rt::nn
