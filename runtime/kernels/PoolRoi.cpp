@@ -18,6 +18,10 @@
 #include <cmath>
 #include <numeric>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 namespace onnxslim::rt {
 namespace {
 
@@ -254,19 +258,63 @@ struct Box {
   float y1, x1, y2, x2;
 };
 
-/// Whether two boxes overlap by more than the threshold (IoU).
-bool suppresses(const Box &a, const Box &b, float threshold) {
-  float areaA = (a.y2 - a.y1) * (a.x2 - a.x1);
-  float areaB = (b.y2 - b.y1) * (b.x2 - b.x1);
-  if (areaA <= 0 || areaB <= 0)
+/// The boxes a class has kept so far, a column per coordinate (and each
+/// one's area), so that a candidate is compared with all of them in
+/// vector lanes.
+struct KeptBoxes {
+  std::vector<float> y1, x1, y2, x2, area;
+  size_t size() const { return y1.size(); }
+  void clear() {
+    for (auto *v : {&y1, &x1, &y2, &x2, &area})
+      v->clear();
+  }
+  void push(const Box &b, float a) {
+    y1.push_back(b.y1), x1.push_back(b.x1), y2.push_back(b.y2), x2.push_back(b.x2);
+    area.push_back(a);
+  }
+};
+
+float boxArea(const Box &b) { return (b.y2 - b.y1) * (b.x2 - b.x1); }
+
+/// Whether a kept box overlaps the candidate (area `areaC`) by more than
+/// the threshold: IoU = intersection / union, computed as ONNX Runtime
+/// does (boxes of no area, and no intersection, never suppress), four kept
+/// boxes a step without a branch where SSE2 is there (the same operations
+/// per lane: maxps(c, k) is std::max(k, c), NaN included); the first step
+/// with a suppressor ends the search.
+bool anySuppresses(const KeptBoxes &k, const Box &c, float areaC, float threshold) {
+  if (areaC <= 0)
     return false;
-  float iy1 = std::max(a.y1, b.y1), ix1 = std::max(a.x1, b.x1);
-  float iy2 = std::min(a.y2, b.y2), ix2 = std::min(a.x2, b.x2);
-  float inter = std::max(0.0f, iy2 - iy1) * std::max(0.0f, ix2 - ix1);
-  float uni = areaA + areaB - inter;
-  if (inter <= 0 || uni <= 0)
-    return false;
-  return inter / uni > threshold;
+  size_t j = 0;
+#ifdef __SSE2__
+  const __m128 cy1 = _mm_set1_ps(c.y1), cx1 = _mm_set1_ps(c.x1), cy2 = _mm_set1_ps(c.y2),
+               cx2 = _mm_set1_ps(c.x2), ca = _mm_set1_ps(areaC), t = _mm_set1_ps(threshold),
+               zero = _mm_setzero_ps();
+  for (; j + 4 <= k.size(); j += 4) {
+    const __m128 iy1 = _mm_max_ps(cy1, _mm_loadu_ps(&k.y1[j]));
+    const __m128 ix1 = _mm_max_ps(cx1, _mm_loadu_ps(&k.x1[j]));
+    const __m128 iy2 = _mm_min_ps(cy2, _mm_loadu_ps(&k.y2[j]));
+    const __m128 ix2 = _mm_min_ps(cx2, _mm_loadu_ps(&k.x2[j]));
+    const __m128 inter = _mm_mul_ps(_mm_max_ps(_mm_sub_ps(iy2, iy1), zero),
+                                    _mm_max_ps(_mm_sub_ps(ix2, ix1), zero));
+    const __m128 ka = _mm_loadu_ps(&k.area[j]);
+    const __m128 uni = _mm_sub_ps(_mm_add_ps(ka, ca), inter);
+    __m128 hit = _mm_and_ps(_mm_cmpgt_ps(ka, zero), _mm_cmpgt_ps(inter, zero));
+    hit = _mm_and_ps(hit, _mm_cmpgt_ps(uni, zero));
+    hit = _mm_and_ps(hit, _mm_cmpgt_ps(_mm_div_ps(inter, uni), t));
+    if (_mm_movemask_ps(hit))
+      return true;
+  }
+#endif
+  for (; j < k.size(); ++j) {
+    const float iy1 = std::max(k.y1[j], c.y1), ix1 = std::max(k.x1[j], c.x1);
+    const float iy2 = std::min(k.y2[j], c.y2), ix2 = std::min(k.x2[j], c.x2);
+    const float inter = std::max(0.0f, iy2 - iy1) * std::max(0.0f, ix2 - ix1);
+    const float uni = k.area[j] + areaC - inter;
+    if (k.area[j] > 0 && inter > 0 && uni > 0 && inter / uni > threshold)
+      return true;
+  }
+  return false;
 }
 
 Status nonMaxSuppressionKernel(KernelContext &ctx) {
@@ -313,7 +361,7 @@ Status nonMaxSuppressionKernel(KernelContext &ctx) {
   }
   std::vector<int64_t> selected;
   std::vector<int64_t> order;
-  std::vector<int64_t> kept;
+  KeptBoxes kept;
   for (int64_t b = 0; b < batches && maxOut > 0; ++b)
     for (int64_t c = 0; c < classes; ++c) {
       const float *sc = scores.data() + (b * classes + c) * numBoxes;
@@ -328,14 +376,9 @@ Status nonMaxSuppressionKernel(KernelContext &ctx) {
         if (static_cast<int64_t>(kept.size()) >= maxOut)
           break;
         const Box &cand = canon[static_cast<size_t>(b * numBoxes + i)];
-        bool drop = false;
-        for (int64_t k : kept)
-          if (suppresses(canon[static_cast<size_t>(b * numBoxes + k)], cand, iouThreshold)) {
-            drop = true;
-            break;
-          }
-        if (!drop) {
-          kept.push_back(i);
+        const float area = boxArea(cand);
+        if (!anySuppresses(kept, cand, area, iouThreshold)) {
+          kept.push(cand, area);
           selected.insert(selected.end(), {b, c, i});
         }
       }
