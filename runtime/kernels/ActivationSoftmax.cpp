@@ -5,16 +5,20 @@
 // from opset 13 it runs along the single dimension `axis` (default -1).
 //
 // The input is viewed as [outer, D, inner]. With inner == 1 each row is
-// contiguous: max, exp and sum are xsimd batch loops over the row. Otherwise
+// contiguous: max, exp and sum are batch loops over the row (a float row's
+// exp is runtime/VecMath's). Otherwise
 // the reduction runs "vertically": per-lane running max/sum vectors of
 // length inner, updated with batch loops over contiguous inner blocks.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/VecMath.h"
 #include "runtime/kernels/Dispatch.h"
 
 #include <xsimd/xsimd.hpp>
 
 #include <cmath>
+#include <type_traits>
+#include <vector>
 
 namespace onnxslim::rt {
 namespace {
@@ -40,10 +44,31 @@ template <typename C> C rowMax(const C *x, int64_t n) {
   return m;
 }
 
-/// out[i] = exp(x[i] - m) (if out), returns the sum of those.
+/// out[i] = exp(x[i] - m) (if out), returns the sum of those. Float rows
+/// take runtime/VecMath's exp (AVX2 where the CPU has it) over the shifted
+/// row, then sum it in the same batch order.
 template <typename C> C expShiftSum(const C *x, C *out, int64_t n, C m) {
   using B = xsimd::batch<C>;
   constexpr int64_t W = static_cast<int64_t>(B::size);
+  if constexpr (std::is_same_v<C, float>) {
+    thread_local std::vector<float> scratch;
+    float *e = out;
+    if (!e) {
+      scratch.resize(static_cast<size_t>(n));
+      e = scratch.data();
+    }
+    for (int64_t i = 0; i < n; ++i)
+      e[i] = x[i] - m;
+    vmath::exp(e, e, n);
+    B acc(0.0f);
+    int64_t i = 0;
+    for (; i + W <= n; i += W)
+      acc += B::load_unaligned(e + i);
+    float sum = xsimd::hadd(acc);
+    for (; i < n; ++i)
+      sum += e[i];
+    return sum;
+  }
   B vm(m), acc(C(0));
   int64_t i = 0;
   for (; i + W <= n; i += W) {
