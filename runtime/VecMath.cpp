@@ -1,20 +1,12 @@
 //===- runtime/VecMath.cpp - Transcendental functions on float spans ------===//
 //
-// AVX2 + FMA forms of exp, sigmoid, tanh, erf and GELU (VecMath.h), under
-// function target attributes like the GEMM micro-kernels, so the rest of
-// the binary stays portable.
-//
-// exp: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two for an exact
-// reduction), e^r by Cephes' degree-5 polynomial, then 2^n applied as two
-// factors 2^(n/2) and 2^(n - n/2), each a normal float for every n the
-// clamp lets through, so results near FLT_MAX and down in the subnormals
-// are rounded once. tanh: Cephes' odd polynomial below 0.625, 1 - 2 /
-// (e^2|x| + 1) above. erf: x P(x^2) below 0.921875 and 1 - e^Q(|x|) up to
-// 3.925 (1 above), with P (degree 5) and Q (degree 8) least-squares fits
-// to erf in double, checked on a dense grid to 1.8e-7 relative and 8e-8
-// absolute in float. GELU takes e^Q itself (erfc) on its negative side, so
-// its left tail keeps its relative accuracy down to where erfc leaves the
-// fit (x = -5.55, |GELU| < 1e-7; 0 below).
+// The AVX2 + FMA and AVX-512F forms of exp, sigmoid, tanh, erf and GELU
+// (VecMath.h): the functions are written once (VecMathWide.inc) over a
+// small set of vector operations defined here per width, under function
+// target attributes like the GEMM micro-kernels, so the rest of the binary
+// stays portable. Each lane sees the same operations at either width, so
+// the AVX-512 family computes the same bits as the AVX2 one, twice as many
+// lanes at a time. The portable forms are xsimd's.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/VecMath.h"
@@ -27,147 +19,105 @@
 namespace onnxslim::rt::vmath {
 
 #if ONNXSLIM_ISA_X86
-namespace {
-
-#define ONNXSLIM_AVX2 __attribute__((target("avx2,fma")))
-
-ONNXSLIM_AVX2 inline __m256 set1(float v) { return _mm256_set1_ps(v); }
-
-/// 2^n for n in [-252, 254], as the product of two normal powers of two.
-ONNXSLIM_AVX2 inline __m256 scaleByPow2(__m256 p, __m256i n) {
-  __m256i n1 = _mm256_srai_epi32(n, 1);
-  __m256i n2 = _mm256_sub_epi32(n, n1);
-  __m256i bias = _mm256_set1_epi32(127);
-  __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-  __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+// The AVX2 + FMA width: 8 lanes, comparisons as lane masks.
+namespace w256 {
+#define VM __attribute__((target("avx2,fma")))
+using V = __m256;
+using VI = __m256i;
+using M = __m256;
+constexpr int64_t kLanes = 8;
+VM inline V set1(float v) { return _mm256_set1_ps(v); }
+VM inline VI set1i(int v) { return _mm256_set1_epi32(v); }
+VM inline V zero() { return _mm256_setzero_ps(); }
+VM inline V add(V a, V b) { return _mm256_add_ps(a, b); }
+VM inline V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+VM inline V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+VM inline V div(V a, V b) { return _mm256_div_ps(a, b); }
+VM inline V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+VM inline V fnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
+VM inline V vmin(V a, V b) { return _mm256_min_ps(a, b); }
+VM inline V vmax(V a, V b) { return _mm256_max_ps(a, b); }
+VM inline V roundNearest(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+VM inline VI toInt(V a) { return _mm256_cvtps_epi32(a); }
+VM inline V asFloat(VI a) { return _mm256_castsi256_ps(a); }
+VM inline VI srai1(VI a) { return _mm256_srai_epi32(a, 1); }
+VM inline VI slli23(VI a) { return _mm256_slli_epi32(a, 23); }
+VM inline VI addi(VI a, VI b) { return _mm256_add_epi32(a, b); }
+VM inline VI subi(VI a, VI b) { return _mm256_sub_epi32(a, b); }
+VM inline V bitXor(V a, V b) { return _mm256_xor_ps(a, b); }
+VM inline V bitAnd(V a, V b) { return _mm256_and_ps(a, b); }
+VM inline V bitOr(V a, V b) { return _mm256_or_ps(a, b); }
+VM inline V bitAndNot(V a, V b) { return _mm256_andnot_ps(a, b); }
+VM inline M greater(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+VM inline M greaterEqual(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
+VM inline M less(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+VM inline M unordered(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
+/// Per lane: ifTrue where m holds, else ifFalse.
+VM inline V select(M m, V ifFalse, V ifTrue) { return _mm256_blendv_ps(ifFalse, ifTrue, m); }
+VM inline V load(const float *p) { return _mm256_loadu_ps(p); }
+VM inline void store(float *p, V v) { _mm256_storeu_ps(p, v); }
+VM inline VI firstLanes(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
+VM inline V loadFirst(const float *p, int64_t n) { return _mm256_maskload_ps(p, firstLanes(n)); }
+VM inline void storeFirst(float *p, int64_t n, V v) { _mm256_maskstore_ps(p, firstLanes(n), v); }
+#include "runtime/VecMathWide.inc"
+#undef VM
+} // namespace w256
 
-ONNXSLIM_AVX2 inline __m256 expAvx2(__m256 x) {
-  const __m256 hi = set1(88.72283935546875f);   // past ln(FLT_MAX): +inf
-  const __m256 lo = set1(-103.97208404541015f); // below ln(2^-150): 0
-  __m256 xc = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
-  __m256 fx = _mm256_round_ps(_mm256_mul_ps(xc, set1(1.44269504088896341f)),
-                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(fx, set1(0.693359375f), xc);
-  r = _mm256_fnmadd_ps(fx, set1(-2.12194440e-4f), r);
-  __m256 p = set1(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, set1(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, set1(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, set1(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, set1(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, set1(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, set1(1.0f)));
-  __m256 y = scaleByPow2(p, _mm256_cvtps_epi32(fx));
-  y = _mm256_blendv_ps(y, set1(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
-  y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
-  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+// The AVX-512F width: 16 lanes, comparisons as mask registers. (The maskz
+// forms: the plain ones start from an undefined vector that GCC 12
+// reports as maybe uninitialized; AVX-512F has no float bitwise ops, so
+// they go through the integer ones.)
+namespace w512 {
+#define VM __attribute__((target("avx512f")))
+using V = __m512;
+using VI = __m512i;
+using M = __mmask16;
+constexpr int64_t kLanes = 16;
+constexpr __mmask16 kAll = 0xFFFF;
+VM inline V set1(float v) { return _mm512_set1_ps(v); }
+VM inline VI set1i(int v) { return _mm512_set1_epi32(v); }
+VM inline V zero() { return _mm512_setzero_ps(); }
+VM inline V add(V a, V b) { return _mm512_add_ps(a, b); }
+VM inline V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+VM inline V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+VM inline V div(V a, V b) { return _mm512_div_ps(a, b); }
+VM inline V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+VM inline V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
+VM inline V vmin(V a, V b) { return _mm512_maskz_min_ps(kAll, a, b); }
+VM inline V vmax(V a, V b) { return _mm512_maskz_max_ps(kAll, a, b); }
+VM inline V roundNearest(V a) {
+  return _mm512_maskz_roundscale_ps(kAll, a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
-
-ONNXSLIM_AVX2 inline __m256 negate(__m256 x) { return _mm256_xor_ps(x, set1(-0.0f)); }
-ONNXSLIM_AVX2 inline __m256 absolute(__m256 x) { return _mm256_andnot_ps(set1(-0.0f), x); }
-/// |m| with the sign of s.
-ONNXSLIM_AVX2 inline __m256 withSignOf(__m256 m, __m256 s) {
-  return _mm256_or_ps(absolute(m), _mm256_and_ps(s, set1(-0.0f)));
+VM inline VI toInt(V a) { return _mm512_maskz_cvtps_epi32(kAll, a); }
+VM inline V asFloat(VI a) { return _mm512_castsi512_ps(a); }
+VM inline VI srai1(VI a) { return _mm512_maskz_srai_epi32(kAll, a, 1); }
+VM inline VI slli23(VI a) { return _mm512_maskz_slli_epi32(kAll, a, 23); }
+VM inline VI addi(VI a, VI b) { return _mm512_add_epi32(a, b); }
+VM inline VI subi(VI a, VI b) { return _mm512_sub_epi32(a, b); }
+VM inline VI bits(V a) { return _mm512_castps_si512(a); }
+VM inline V bitXor(V a, V b) { return asFloat(_mm512_maskz_xor_epi32(kAll, bits(a), bits(b))); }
+VM inline V bitAnd(V a, V b) { return asFloat(_mm512_maskz_and_epi32(kAll, bits(a), bits(b))); }
+VM inline V bitOr(V a, V b) { return asFloat(_mm512_maskz_or_epi32(kAll, bits(a), bits(b))); }
+VM inline V bitAndNot(V a, V b) { return asFloat(_mm512_maskz_andnot_epi32(kAll, bits(a), bits(b))); }
+VM inline M greater(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+VM inline M greaterEqual(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }
+VM inline M less(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+VM inline M unordered(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
+/// Per lane: ifTrue where m holds, else ifFalse.
+VM inline V select(M m, V ifFalse, V ifTrue) { return _mm512_mask_blend_ps(m, ifFalse, ifTrue); }
+VM inline V load(const float *p) { return _mm512_loadu_ps(p); }
+VM inline void store(float *p, V v) { _mm512_storeu_ps(p, v); }
+VM inline V loadFirst(const float *p, int64_t n) {
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1u), p);
 }
-
-/// 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: e^-|x| never
-/// overflows, so tiny results come out as the subnormals they are.
-ONNXSLIM_AVX2 inline __m256 sigmoidAvx2(__m256 x) {
-  __m256 e = expAvx2(negate(absolute(x)));
-  __m256 r = _mm256_div_ps(set1(1.0f), _mm256_add_ps(set1(1.0f), e));
-  return _mm256_blendv_ps(r, _mm256_mul_ps(e, r), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
+VM inline void storeFirst(float *p, int64_t n, V v) {
+  _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1u), v);
 }
-
-ONNXSLIM_AVX2 inline __m256 tanhAvx2(__m256 x) {
-  __m256 ax = absolute(x);
-  __m256 z = _mm256_mul_ps(x, x);
-  __m256 p = set1(-5.70498872745e-3f);
-  p = _mm256_fmadd_ps(p, z, set1(2.06390887954e-2f));
-  p = _mm256_fmadd_ps(p, z, set1(-5.37397155531e-2f));
-  p = _mm256_fmadd_ps(p, z, set1(1.33314422036e-1f));
-  p = _mm256_fmadd_ps(p, z, set1(-3.33332819422e-1f));
-  __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
-  __m256 e = expAvx2(_mm256_add_ps(ax, ax));
-  __m256 large = _mm256_sub_ps(set1(1.0f), _mm256_div_ps(set1(2.0f), _mm256_add_ps(e, set1(1.0f))));
-  large = withSignOf(large, x);
-  return _mm256_blendv_ps(large, small, _mm256_cmp_ps(ax, set1(0.625f), _CMP_LT_OQ));
-}
-
-/// x P(x^2) below 0.921875 in magnitude (the first result), and e^Q(|x|),
-/// which is erfc(|x|), from there to 3.925 (0 above; the second result).
-ONNXSLIM_AVX2 inline void erfParts(__m256 x, __m256 &small, __m256 &tail) {
-  __m256 ax = absolute(x);
-  __m256 z = _mm256_mul_ps(x, x);
-  __m256 p = set1(-6.024591904952171e-4f);
-  p = _mm256_fmadd_ps(p, z, set1(5.000893867912019e-3f));
-  p = _mm256_fmadd_ps(p, z, set1(-2.6772956714796743e-2f));
-  p = _mm256_fmadd_ps(p, z, set1(1.128203920594599e-1f));
-  p = _mm256_fmadd_ps(p, z, set1(-3.761252410026674e-1f));
-  p = _mm256_fmadd_ps(p, z, set1(1.1283791592851806f));
-  small = _mm256_mul_ps(x, p);
-  __m256 q = set1(1.6354645440580787e-6f);
-  q = _mm256_fmadd_ps(q, ax, set1(-4.599118804113084e-5f));
-  q = _mm256_fmadd_ps(q, ax, set1(5.959567162558041e-4f));
-  q = _mm256_fmadd_ps(q, ax, set1(-4.754273078276432e-3f));
-  q = _mm256_fmadd_ps(q, ax, set1(2.6402174076100016e-2f));
-  q = _mm256_fmadd_ps(q, ax, set1(-1.100399519948007e-1f));
-  q = _mm256_fmadd_ps(q, ax, set1(-6.318758442500411e-1f));
-  q = _mm256_fmadd_ps(q, ax, set1(-1.1302001303095444f));
-  q = _mm256_fmadd_ps(q, ax, set1(3.109095670176292e-4f));
-  tail = _mm256_blendv_ps(expAvx2(q), _mm256_setzero_ps(), _mm256_cmp_ps(ax, set1(3.925f), _CMP_GE_OQ));
-}
-
-ONNXSLIM_AVX2 inline __m256 erfAvx2(__m256 x) {
-  __m256 small, tail;
-  erfParts(x, small, tail);
-  __m256 large = withSignOf(_mm256_sub_ps(set1(1.0f), tail), x);
-  return _mm256_blendv_ps(large, small, _mm256_cmp_ps(absolute(x), set1(0.921875f), _CMP_LT_OQ));
-}
-
-/// 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(t) for t <= -0.921875 taken
-/// as erfc(|t|) itself rather than 1 - (1 - erfc), which would cancel.
-ONNXSLIM_AVX2 inline __m256 geluAvx2(__m256 x) {
-  __m256 t = _mm256_mul_ps(x, set1(0.70710678118654752f));
-  __m256 small, tail;
-  erfParts(t, small, tail);
-  __m256 large = _mm256_blendv_ps(_mm256_sub_ps(set1(2.0f), tail), tail,
-                                  _mm256_cmp_ps(t, _mm256_setzero_ps(), _CMP_LT_OQ));
-  __m256 onePlus = _mm256_blendv_ps(large, _mm256_add_ps(set1(1.0f), small),
-                                    _mm256_cmp_ps(absolute(t), set1(0.921875f), _CMP_LT_OQ));
-  return _mm256_mul_ps(_mm256_mul_ps(set1(0.5f), x), onePlus);
-}
-
-struct Exp {
-  ONNXSLIM_AVX2 static __m256 apply(__m256 x) { return expAvx2(x); }
-};
-struct Sigmoid {
-  ONNXSLIM_AVX2 static __m256 apply(__m256 x) { return sigmoidAvx2(x); }
-};
-struct Tanh {
-  ONNXSLIM_AVX2 static __m256 apply(__m256 x) { return tanhAvx2(x); }
-};
-struct Erf {
-  ONNXSLIM_AVX2 static __m256 apply(__m256 x) { return erfAvx2(x); }
-};
-struct Gelu {
-  ONNXSLIM_AVX2 static __m256 apply(__m256 x) { return geluAvx2(x); }
-};
-
-/// Given a span, Execute: Op over it, 8 lanes at a time, the tail through
-/// a masked load and store (the masked-off lanes compute on zeros).
-template <typename Op> ONNXSLIM_AVX2 void spanAvx2(const float *in, float *out, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(out + i, Op::apply(_mm256_loadu_ps(in + i)));
-  if (i < n) {
-    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - i)), lane);
-    _mm256_maskstore_ps(out + i, mask, Op::apply(_mm256_maskload_ps(in + i, mask)));
-  }
-}
-
-} // namespace
+#include "runtime/VecMathWide.inc"
+#undef VM
+} // namespace w512
 #endif
 
 namespace {
@@ -208,15 +158,18 @@ bool wide() {
 }
 
 #if ONNXSLIM_ISA_X86
-#define ONNXSLIM_VMATH_SPAN(name, Avx2Op, portable)                                                        \
+#define ONNXSLIM_VMATH_SPAN(name, Op, portable)                                                            \
   void name(const float *in, float *out, int64_t n) {                                                     \
-    if (wide())                                                                                            \
-      spanAvx2<Avx2Op>(in, out, n);                                                                        \
+    const simd::Isa isa = simd::currentIsa().load();                                                       \
+    if (isa == simd::Isa::Avx512)                                                                          \
+      w512::span<w512::Op>(in, out, n);                                                                    \
+    else if (isa == simd::Isa::Avx2)                                                                       \
+      w256::span<w256::Op>(in, out, n);                                                                    \
     else                                                                                                   \
       spanPortable(in, out, n, portable);                                                                  \
   }
 #else
-#define ONNXSLIM_VMATH_SPAN(name, Avx2Op, portable)                                                        \
+#define ONNXSLIM_VMATH_SPAN(name, Op, portable)                                                            \
   void name(const float *in, float *out, int64_t n) { spanPortable(in, out, n, portable); }
 #endif
 ONNXSLIM_VMATH_SPAN(exp, Exp, expPortable)

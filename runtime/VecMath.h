@@ -1,15 +1,17 @@
 //===- runtime/VecMath.h - Transcendental functions on float spans -*- C++ -*-===//
 //
 // exp, sigmoid, tanh, erf and the erf GELU over a span of floats, at the
-// width of the CPU: AVX2 + FMA when the micro-kernel family in use
-// (runtime/Simd.h) is AVX2 or AVX-512 (wide() says so), else xsimd batches
-// of the compile-time architecture. The AVX2 forms are within 3 ulp of the
-// exact result (1.5 for exp; erf's polynomials are fitted to 2e-7
-// relative), propagate NaN, and saturate as the function does (exp to
-// +inf or 0, sigmoid to 0 or 1, tanh and erf to +-1). In both forms
-// element i of the result depends on element i of the input only (tails
-// are computed as full vectors), so a span cut anywhere (threads, the
-// blocks of a fused chain) gives the same bits.
+// width of the CPU: 8 lanes of AVX2 + FMA when the micro-kernel family in
+// use (runtime/Simd.h) is AVX2, 16 lanes of AVX-512F when it is AVX-512
+// (wide() says either), else xsimd batches of the compile-time
+// architecture. The two wide forms run the same operations per lane, so
+// they give the same bits; they are within 3 ulp of the exact result (1.5
+// for exp; erf's polynomials are fitted to 2e-7 relative), propagate NaN,
+// and saturate as the function does (exp to +inf or 0, sigmoid to 0 or 1,
+// tanh and erf to +-1). In every form element i of the result depends on
+// element i of the input only (tails are computed as full vectors), so a
+// span cut anywhere (threads, the blocks of a fused chain) gives the same
+// bits.
 //
 // The elementwise kernels (kernels/ElementwiseUnary.cpp) and the fused
 // elementwise chains (runtime/ElementwiseChain.cpp) call these on float

@@ -1,6 +1,6 @@
 //===- tests/runtime/VecMathTest.cpp - Wide transcendental functions ------===//
 //
-// runtime/VecMath's AVX2 exp, sigmoid, tanh, erf and GELU against the
+// runtime/VecMath's AVX2 and AVX-512 exp, sigmoid, tanh, erf and GELU against the
 // functions in double on a dense grid over their whole float range (and
 // the specials: +-0, +-inf, NaN, the overflow and subnormal edges): within
 // the ulps the header promises, NaN where the function is NaN, the
@@ -18,6 +18,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace onnxslim;
@@ -100,14 +101,44 @@ TEST(VecMath, WideFunctionsAreAccurate) {
     rt::setGemmEngine(original.c_str());
     GTEST_SKIP() << "this CPU has no AVX2: the kernels keep their portable loops";
   }
-  check("exp", rt::vmath::exp, expRef, 1.5);
-  check("sigmoid", rt::vmath::sigmoid, sigmoidRef, 3);
-  check("tanh", rt::vmath::tanh, tanhRef, 2);
-  check("erf", rt::vmath::erf, erfRef, 3);
-  // GELU is 0 below x = -5.55, where the exact value is under 1e-7.
-  check("gelu", rt::vmath::gelu, geluRef, 4, 1e-7);
+  for (const char *engine : {"avx2", "avx512"}) {
+    if (!rt::setGemmEngine(engine))
+      continue; // no AVX-512: the AVX2 form alone
+    SCOPED_TRACE(engine);
+    check("exp", rt::vmath::exp, expRef, 1.5);
+    check("sigmoid", rt::vmath::sigmoid, sigmoidRef, 3);
+    check("tanh", rt::vmath::tanh, tanhRef, 2);
+    check("erf", rt::vmath::erf, erfRef, 3);
+    // GELU is 0 below x = -5.55, where the exact value is under 1e-7.
+    check("gelu", rt::vmath::gelu, geluRef, 4, 1e-7);
+  }
   rt::setGemmEngine("baseline");
   EXPECT_FALSE(rt::vmath::wide());
+  rt::setGemmEngine(original.c_str());
+}
+
+/// The AVX-512 forms run the AVX2 forms' operations on 16 lanes: the same
+/// bits on the whole grid, specials included.
+TEST(VecMath, Avx512FormsGiveTheAvx2Bits) {
+  std::string original = rt::gemmEngineName();
+  if (!rt::setGemmEngine("avx512")) {
+    rt::setGemmEngine(original.c_str());
+    GTEST_SKIP() << "this CPU has no AVX-512: the AVX2 forms run alone";
+  }
+  const std::vector<float> x = grid();
+  const std::pair<const char *, SpanFn> fns[] = {{"exp", rt::vmath::exp},
+                                                 {"sigmoid", rt::vmath::sigmoid},
+                                                 {"tanh", rt::vmath::tanh},
+                                                 {"erf", rt::vmath::erf},
+                                                 {"gelu", rt::vmath::gelu}};
+  for (const auto &[name, f] : fns) {
+    std::vector<float> wide(x.size()), narrow(x.size());
+    ASSERT_TRUE(rt::setGemmEngine("avx512"));
+    f(x.data(), wide.data(), static_cast<int64_t>(x.size()));
+    ASSERT_TRUE(rt::setGemmEngine("avx2"));
+    f(x.data(), narrow.data(), static_cast<int64_t>(x.size()));
+    EXPECT_EQ(0, std::memcmp(wide.data(), narrow.data(), x.size() * sizeof(float))) << name;
+  }
   rt::setGemmEngine(original.c_str());
 }
 
