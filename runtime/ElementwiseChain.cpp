@@ -198,6 +198,53 @@ void clampFloats(float *p, int64_t n, float lo, float hi) {
   clampLoop(p, lo, hi, n);
 }
 
+namespace {
+
+/// sumFloats' last steps: the 32 lanes combined, then the tail from `from`.
+double combineLanes(const double *s, const float *x, int64_t from, int64_t n) {
+  double t[8];
+  for (int l = 0; l < 8; ++l)
+    t[l] = (s[l] + s[l + 8]) + (s[l + 16] + s[l + 24]);
+  double sum = ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
+  for (int64_t i = from; i < n; ++i)
+    sum += static_cast<double>(x[i]);
+  return sum;
+}
+
+#ifdef ONNXSLIM_CHAIN_AVX512
+__attribute__((target("avx512f"))) double sumFloatsAvx512(const float *x, int64_t n) {
+  __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    a0 = _mm512_add_pd(a0, _mm512_maskz_cvtps_pd(0xFF, _mm256_loadu_ps(x + i)));
+    a1 = _mm512_add_pd(a1, _mm512_maskz_cvtps_pd(0xFF, _mm256_loadu_ps(x + i + 8)));
+    a2 = _mm512_add_pd(a2, _mm512_maskz_cvtps_pd(0xFF, _mm256_loadu_ps(x + i + 16)));
+    a3 = _mm512_add_pd(a3, _mm512_maskz_cvtps_pd(0xFF, _mm256_loadu_ps(x + i + 24)));
+  }
+  alignas(64) double s[32];
+  _mm512_store_pd(s, a0);
+  _mm512_store_pd(s + 8, a1);
+  _mm512_store_pd(s + 16, a2);
+  _mm512_store_pd(s + 24, a3);
+  return combineLanes(s, x, i, n);
+}
+#endif
+
+} // namespace
+
+double sumFloats(const float *x, int64_t n) {
+#ifdef ONNXSLIM_CHAIN_AVX512
+  if (avx512Active())
+    return sumFloatsAvx512(x, n);
+#endif
+  double s[32] = {};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 32; ++k)
+      s[k] += static_cast<double>(x[i + k]);
+  return combineLanes(s, x, i, n);
+}
+
 void addFloats(float *p, const float *z, int64_t n) {
   ChainOp op;
   op.kind = ChainOp::Kind::Add;

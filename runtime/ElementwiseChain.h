@@ -53,6 +53,14 @@ void clampFloats(float *p, int64_t n, float lo, float hi);
 /// kernel computes it. A convolution that applies a fused Add uses it.
 void addFloats(float *p, const float *z, int64_t n);
 
+/// The sum of n floats in double precision, in an order that is the same on
+/// every kernel family: lane k of 32 sums the elements i = k (mod 32) of the
+/// whole groups of 32, lanes l, l + 8, l + 16, l + 24 combine as (l + l+8) +
+/// (l+16 + l+24), those eight pairwise ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 +
+/// 7)), then the last n % 32 elements are added in order. Global average
+/// pooling's plane sums.
+double sumFloats(const float *x, int64_t n);
+
 /// Given n outputs at y and the 2n - 1 floats at src, Execute: y[i] =
 /// src[2i] > y[i] ? src[2i] : y[i] (max pooling's combine step at stride 2,
 /// as the MaxPool kernel orders it: a NaN tap leaves y alone).

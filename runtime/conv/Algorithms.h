@@ -28,6 +28,17 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
                      int64_t M, int64_t group, const Window::Dims3 &g, const PaddedPlan &p,
                      const Epilogue<C> &epilogue);
 
+/// Whether depthwiseBlocked takes a depthwise convolution: float 2-D, one
+/// output channel per input channel, narrow output rows, on AVX-512.
+bool depthwiseBlockedFits(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_t group);
+
+/// Float 2-D depthwise convolution sixteen channels at a time, channels last
+/// (runtime/conv/DepthwiseBlocked.cpp): the bits of depthwisePadded. The
+/// blocks of channels run on threads when `split`.
+void depthwiseBlocked(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                      int64_t C, const Window::Dims3 &g, const Epilogue<float> &epilogue,
+                      bool split);
+
 /// Depthwise convolution of any geometry (3-D, or where planPadded
 /// declines): row by row with scalar edges.
 template <typename C>

@@ -81,7 +81,18 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
                      const Epilogue<C> &epilogue) {
   const int64_t Mg = M / group;
   const int64_t inS = g.in[1] * g.in[2], ow = g.out[2], oh = g.out[1], outS = oh * ow;
-  const int64_t taps = g.kernel[1] * g.kernel[2], rowStep = g.strides[1] * p.rowPitch;
+  const int64_t taps = g.kernel[1] * g.kernel[2];
+  // Split once there is enough work, whatever its intensity: a depthwise
+  // convolution does a few multiply-adds per element moved, but its planes
+  // are independent and contiguous, so each thread streams its own.
+  const int64_t work = N * Cin * Mg * outS * taps;
+  const bool split = N * Cin * oh > 1 &&
+                     worthSplitting(work * kDepthwiseSplitBoost,
+                                    work * kDepthwiseSplitBoost / kParallelMinIntensity);
+  if constexpr (std::is_same_v<C, float>)
+    if (depthwiseBlockedFits(g, Cin, M, group))
+      return depthwiseBlocked(x, w, bias, y, N, Cin, g, epilogue, split);
+  const int64_t rowStep = g.strides[1] * p.rowPitch;
   const int64_t halo = p.rows - (oh - 1) * g.strides[1]; // padded rows one output row reads
   const int64_t kh = g.kernel[1], kw = g.kernel[2];
   const bool fused = g.strides[1] == 1 && p.phases.size() == 1 &&
@@ -192,13 +203,6 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
         epilogue(yo, (oy1 - oy0) * ow);
     }
   };
-  // Split once there is enough work, whatever its intensity: a depthwise
-  // convolution does a few multiply-adds per element moved, but its planes
-  // are independent and contiguous, so each thread streams its own.
-  const int64_t work = N * Cin * Mg * outS * taps;
-  const bool split = N * Cin * oh > 1 &&
-                     worthSplitting(work * kDepthwiseSplitBoost,
-                                    work * kDepthwiseSplitBoost / kParallelMinIntensity);
   // The most bands (up to four per thread) that keep kMinBandRows rows and
   // about kMinBandOutputs outputs of a plane each; bands from one per
   // thread (split by planes, each core would read half its input from the

@@ -431,16 +431,13 @@ template <typename T> Status globalPoolTyped(KernelContext &ctx, GlobalKind kind
   for (int64_t pl = 0; pl < planes; ++pl) {
     const C *xp = X.data() + pl * inS;
     if (kind == GlobalKind::Average) {
-      // Eight double partial sums (independent chains, vectorizable),
-      // combined in a fixed order: the same result on every machine.
-      double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      int64_t i = 0;
-      for (; i + 8 <= inS; i += 8)
-        for (int k = 0; k < 8; ++k)
-          s[k] += static_cast<double>(xp[i + k]);
-      double sum = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-      for (; i < inS; ++i)
-        sum += static_cast<double>(xp[i]);
+      // Sums in double, in an order fixed on every machine (sumFloats).
+      double sum = 0;
+      if constexpr (std::is_same_v<C, float>)
+        sum = sumFloats(xp, inS);
+      else
+        for (int64_t i = 0; i < inS; ++i)
+          sum += static_cast<double>(xp[i]);
       Y.data()[pl] = inS ? static_cast<C>(sum / static_cast<double>(inS)) : C(0);
       continue;
     }

@@ -16,6 +16,7 @@
 #include "runtime/Interpreter.h"
 #include "runtime/Kernel.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/conv/Algorithms.h"
 #include "runtime/conv/Kernels.h"
 
 #include <gtest/gtest.h>
@@ -603,6 +604,72 @@ TEST(ConvKernel, DepthwiseNarrowRowsAreTheSumsOfThePaddedPath) {
   EXPECT_FALSE(depthwiseNarrowFits(32, 36, 2));
 }
 
+/// Depthwise convolutions with narrow output rows and no 3x3 row kernel run
+/// sixteen channels at a time, channels last, on AVX-512 (depthwiseBlocked):
+/// each output is the bits of the row kernels (the AVX2 family, which does
+/// not take that path) and near the definition: channel counts off and on
+/// the block (1, 15, 16, 17, 40), strides 1 to 3, dilations, asymmetric and
+/// large pads, 3x3 to 7x7 and one-sided kernels, widths 1 to 32, several
+/// images.
+TEST(ConvKernel, DepthwiseChannelBlocksAreTheBitsOfTheRowKernels) {
+  const std::vector<ConvConfig> configs = {
+      {1, 16, 16, 16, {7, 7}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}},
+      {1, 17, 17, 17, {14, 14}, {5, 5}, {2, 2}, {1, 1}, {1, 2, 2, 1}},
+      {2, 15, 15, 15, {9, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
+      {1, 40, 40, 40, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 1, 1}},
+      {1, 1, 1, 1, {5, 3}, {3, 3}, {1, 1}, {2, 2}, {2, 2, 2, 2}},
+      {1, 20, 20, 20, {12, 32}, {7, 7}, {1, 1}, {1, 1}, {3, 3, 3, 3}},
+      {1, 18, 18, 18, {10, 11}, {3, 3}, {3, 3}, {2, 2}, {2, 0, 3, 4}},
+      {1, 16, 16, 16, {6, 6}, {1, 3}, {1, 2}, {1, 1}, {0, 1, 0, 1}},
+      {1, 33, 33, 33, {8, 1}, {3, 1}, {1, 1}, {1, 1}, {1, 0, 1, 0}},
+      {2, 24, 24, 24, {17, 17}, {5, 5}, {2, 2}, {1, 1}, {2, 2, 2, 2}}};
+  std::string original = gemmEngineName();
+  std::mt19937 rng(71);
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const ConvConfig &c = configs[i];
+    std::vector<float> x = randomFloats(rng, c.N * c.Cin * c.in[0] * c.in[1]);
+    std::vector<float> w = randomFloats(rng, c.M * c.kernel[0] * c.kernel[1]);
+    std::vector<float> b = randomFloats(rng, c.M);
+    std::vector<std::vector<float>> outs;
+    for (const char *engine : {"avx2", "avx512"}) {
+      if (!setGemmEngine(engine))
+        continue;
+      NodeRun r = runNode("Conv", 11,
+                          {floats(concat({c.N, c.Cin}, c.in), x),
+                           floats(concat({c.M, 1}, c.kernel), w), floats({c.M}, b)},
+                          {aInt("group", c.group), aInts("strides", c.strides),
+                           aInts("dilations", c.dilations), aInts("pads", c.pads)});
+      ASSERT_TRUE(r.status.ok()) << r.status.message();
+      ASSERT_EQ(r.out()->dims(), concat({c.N, c.M}, convOut(c)));
+      outs.push_back(floatValues(r.out()));
+      expectNear(outs.back(), naiveConv(c, x, w, b), 1e-4,
+                 std::string(engine) + " blocked depthwise config " + std::to_string(i));
+    }
+    if (outs.size() == 2) {
+      ASSERT_EQ(outs[0].size(), outs[1].size());
+      EXPECT_EQ(std::memcmp(outs[0].data(), outs[1].data(), outs[0].size() * sizeof(float)), 0)
+          << "blocked depthwise config " << i << " differs from the row kernels";
+    }
+  }
+  setGemmEngine(original.c_str());
+  // Wide rows, unit-stride 3x3 kernels, channel multipliers and 3-D
+  // windows stay on the row kernels.
+  nn::Window::Dims3 g{};
+  g.in = {1, 7, 7}, g.kernel = {1, 5, 5}, g.out = {1, 7, 7}, g.strides = {1, 1, 1},
+  g.dilations = {1, 1, 1};
+  if (gemmEngineIsAvx512()) {
+    EXPECT_TRUE(nn::depthwiseBlockedFits(g, 8, 8, 8));
+  }
+  g.kernel = {1, 3, 3};
+  EXPECT_FALSE(nn::depthwiseBlockedFits(g, 8, 8, 8));
+  g.kernel = {1, 5, 5};
+  EXPECT_FALSE(nn::depthwiseBlockedFits(g, 8, 16, 8));
+  g.out = {1, 7, 33};
+  EXPECT_FALSE(nn::depthwiseBlockedFits(g, 8, 8, 8));
+  g.out = {2, 7, 7};
+  EXPECT_FALSE(nn::depthwiseBlockedFits(g, 8, 8, 8));
+}
+
 /// Depthwise planes 64 to 255 wide and at least four kernels tall run as one
 /// fused row of the padded pitch (kFuseWideWidth): unit and dilated rows,
 /// a channel multiplier, asymmetric pads, against the naive definition on
@@ -913,6 +980,42 @@ TEST(PoolKernels, UnitStrideRowsMatchPerOutputLoop) {
                     << oy << "," << ox;
             }
       }
+}
+
+/// GlobalAveragePool sums each plane in double in one fixed order
+/// (sumFloats): the same bits on every engine, within a float's rounding of
+/// the exact mean, for planes shorter than one group of 32 lanes, on and
+/// off the group, and long ones (with a large offset, where a float sum
+/// would lose digits).
+TEST(PoolKernels, GlobalAverageIsTheSameOnEveryEngine) {
+  std::mt19937 rng(23);
+  const std::string original = gemmEngineName();
+  for (int64_t plane : {1, 7, 31, 32, 33, 100, 12544}) {
+    std::vector<float> x = randomFloats(rng, 3 * plane);
+    for (float &v : x)
+      v += 1000.0f;
+    std::vector<std::vector<float>> outs;
+    for (const char *engine : {"baseline", "avx2", "avx512"}) {
+      if (!setGemmEngine(engine))
+        continue;
+      NodeRun r = runNode("GlobalAveragePool", 1, {floats({1, 3, plane, 1}, x)}, {});
+      ASSERT_TRUE(r.status.ok()) << r.status.message();
+      ASSERT_EQ(r.out()->dims(), (std::vector<int64_t>{1, 3, 1, 1}));
+      outs.push_back(floatValues(r.out()));
+    }
+    setGemmEngine(original.c_str());
+    for (size_t e = 1; e < outs.size(); ++e)
+      EXPECT_EQ(std::memcmp(outs[0].data(), outs[e].data(), 3 * sizeof(float)), 0)
+          << "plane " << plane << " engine " << e;
+    for (int64_t c = 0; c < 3; ++c) {
+      long double sum = 0;
+      for (int64_t i = 0; i < plane; ++i)
+        sum += x[static_cast<size_t>(c * plane + i)];
+      const double mean = static_cast<double>(sum / plane);
+      EXPECT_NEAR(outs[0][static_cast<size_t>(c)], mean, 1e-7 * std::abs(mean))
+          << "plane " << plane << " channel " << c;
+    }
+  }
 }
 
 /// Linear and cubic image resizes take blendLastTwo (its second pass

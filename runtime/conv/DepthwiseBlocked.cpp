@@ -1,0 +1,248 @@
+//===- runtime/conv/DepthwiseBlocked.cpp - Depthwise over channel blocks --===//
+//
+// Float 2-D depthwise convolution (one output channel per input channel) on
+// AVX-512, sixteen channels at a time in a channels-last block: the block's
+// input planes are transposed into a zero-padded buffer of pixels of 16
+// channels, each output pixel is the sum of its taps as full-width
+// multiply-adds of a pixel by the tap's 16 weights, and the block of sums is
+// transposed back into the output planes. On small planes (7x7, 14x14) a
+// row of a plane fills a fraction of a vector and a plane costs more to set
+// up than its taps; across channels every lane works, at any stride.
+//
+// Each output sums its taps in multiTapRow's order (kernel rows, then
+// columns, from zero, fused multiply-adds; the padding's taps add zeros),
+// then adds the bias and clamps: the bits of depthwisePadded.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Simd.h"
+#include "runtime/ThreadPool.h"
+#include "runtime/conv/Algorithms.h"
+#include "runtime/conv/ClampSimd.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace onnxslim::rt::nn {
+namespace {
+
+/// Widest output row taken, by kernel (bench/conv_notes.md): the 3x3 row
+/// kernels of DepthwiseRows.cpp, which read unit-stride rows straight from
+/// the input, beat the two transposes at every width; strided and dilated
+/// 3x3 rows only while narrow. Other kernels (5x5, 7x7, one-sided) have no
+/// row kernel but multiTapRow, whose call per row costs more than the
+/// transposes at any width when the kernel is 7x7 or strided, and up to 16
+/// outputs a row at unit stride.
+[[maybe_unused]] int64_t maxBlockedWidth(const Window::Dims3 &g) {
+  const bool strided = g.strides[1] > 1 || g.strides[2] > 1;
+  const bool dilated = g.dilations[1] > 1 || g.dilations[2] > 1;
+  if (g.kernel[1] == 3 && g.kernel[2] == 3)
+    return strided ? 8 : dilated ? 16 : 0;
+  return g.kernel[1] * g.kernel[2] >= 49 || strided ? 64 : 16;
+}
+
+/// Most taps of a kernel taken (a 7x7 kernel; the offsets live on the stack).
+constexpr int64_t kMaxBlockedTaps = 49;
+
+/// Output pixels summed at once: their chains of multiply-adds overlap, and
+/// each tap's weights are loaded once for all of them.
+constexpr int kPixelTile = 8;
+
+#ifdef ONNXSLIM_ISA_X86
+
+/// The even (odd) 64-bit halves of a and b, interleaved.
+__attribute__((target("avx512f"), always_inline)) inline __m512 pairsLo(__m512 a, __m512 b) {
+  return _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xFF, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+__attribute__((target("avx512f"), always_inline)) inline __m512 pairsHi(__m512 a, __m512 b) {
+  return _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xFF, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+
+/// Transposes the 16x16 block r in place: row i's lane j goes to row j's lane i.
+/// (The maskz forms with every lane set: GCC 12 warns on the plain ones.)
+__attribute__((target("avx512f"), always_inline)) inline void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_maskz_unpacklo_ps(0xFFFF, r[i], r[i + 1]);
+    t[i + 1] = _mm512_maskz_unpackhi_ps(0xFFFF, r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = pairsLo(t[i], t[i + 2]);
+    r[i + 1] = pairsHi(t[i], t[i + 2]);
+    r[i + 2] = pairsLo(t[i + 1], t[i + 3]);
+    r[i + 3] = pairsHi(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i], r[i + 4], 0x88);
+    t[i + 4] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i], r[i + 4], 0xdd);
+    t[i + 8] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i + 8], r[i + 12], 0x88);
+    t[i + 12] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i + 8], r[i + 12], 0xdd);
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_maskz_shuffle_f32x4(0xFFFF, t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_maskz_shuffle_f32x4(0xFFFF, t[i], t[i + 8], 0xdd);
+  }
+}
+
+inline __mmask16 firstLanes(int64_t n) {
+  return n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1u);
+}
+
+/// dst[16 j + c] = src[c * stride + j] for j < len and c < rows; lanes c >=
+/// rows are zero.
+__attribute__((target("avx512f"))) void toBlock(const float *src, int64_t stride, int64_t rows,
+                                                int64_t len, float *dst) {
+  for (int64_t j0 = 0; j0 < len; j0 += 16) {
+    const int64_t n = std::min<int64_t>(16, len - j0);
+    const __mmask16 m = firstLanes(n);
+    __m512 r[16];
+    for (int64_t c = 0; c < 16; ++c)
+      r[c] = c < rows ? _mm512_maskz_loadu_ps(m, src + c * stride + j0) : _mm512_setzero_ps();
+    transpose16(r);
+    for (int64_t j = 0; j < n; ++j)
+      _mm512_storeu_ps(dst + 16 * (j0 + j), r[j]);
+  }
+}
+
+/// dst[c * stride + j] = src[16 j + c] for j < len and c < rows.
+__attribute__((target("avx512f"))) void fromBlock(const float *src, int64_t len, int64_t rows,
+                                                  float *dst, int64_t stride) {
+  for (int64_t j0 = 0; j0 < len; j0 += 16) {
+    const int64_t n = std::min<int64_t>(16, len - j0);
+    const __mmask16 m = firstLanes(n);
+    __m512 r[16];
+    for (int64_t j = 0; j < 16; ++j)
+      r[j] = j < n ? _mm512_loadu_ps(src + 16 * (j0 + j)) : _mm512_setzero_ps();
+    transpose16(r);
+    for (int64_t c = 0; c < rows; ++c)
+      _mm512_mask_storeu_ps(dst + c * stride + j0, m, r[c]);
+  }
+}
+
+/// Sums of V output pixels from `in` on, pixel v's taps at in + 16 S v +
+/// off[t] (S: the column stride), each from zero over the taps in order,
+/// plus the bias, clamped, stored as out[16 v + c].
+template <int V, int S>
+__attribute__((target("avx512f"))) void pixelTile(const float *in, int64_t step,
+                                                  const int64_t *off, int64_t taps,
+                                                  const float *wt, __m512 bias,
+                                                  const StoreClamp *clamp, float *out) {
+  const int64_t st = S > 0 ? 16 * S : step;
+  __m512 acc[V];
+#pragma GCC unroll 8
+  for (int v = 0; v < V; ++v)
+    acc[v] = _mm512_setzero_ps();
+  for (int64_t t = 0; t < taps; ++t) {
+    const __m512 wv = _mm512_loadu_ps(wt + 16 * t);
+    const float *p = in + off[t];
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v)
+      acc[v] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p + v * st), acc[v]);
+  }
+#pragma GCC unroll 8
+  for (int v = 0; v < V; ++v)
+    _mm512_storeu_ps(out + 16 * v, clampAvx512(_mm512_add_ps(acc[v], bias), clamp));
+}
+
+using TileFn = void (*)(const float *, int64_t, const int64_t *, int64_t, const float *, __m512,
+                        const StoreClamp *, float *);
+
+template <int S> TileFn tileFor(int64_t v) {
+  switch (v) {
+  case 1: return pixelTile<1, S>;
+  case 2: return pixelTile<2, S>;
+  case 3: return pixelTile<3, S>;
+  case 4: return pixelTile<4, S>;
+  case 5: return pixelTile<5, S>;
+  case 6: return pixelTile<6, S>;
+  case 7: return pixelTile<7, S>;
+  default: return pixelTile<8, S>;
+  }
+}
+
+TileFn tileFor(int64_t v, int64_t stride) {
+  return stride == 1 ? tileFor<1>(v) : stride == 2 ? tileFor<2>(v) : tileFor<0>(v);
+}
+
+/// Channels [c0, c0 + cn) of image n: the padded block, the weights, the
+/// sums, and the planes written back.
+__attribute__((target("avx512f"))) void
+runBlock(const float *x, const float *w, const float *bias, float *y, int64_t n, int64_t C,
+         int64_t c0, int64_t cn, const Window::Dims3 &g, const Epilogue<float> &epilogue,
+         const StoreClamp *clamp) {
+  const int64_t ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];
+  const int64_t kh = g.kernel[1], kw = g.kernel[2], taps = kh * kw;
+  const int64_t pt = g.padBegin[1], pl = g.padBegin[2];
+  const int64_t sy = g.strides[1], sx = g.strides[2];
+  // Padded rows and columns some output reads (rows past them are never
+  // read, however large the end padding).
+  const int64_t ph = (oh - 1) * sy + (kh - 1) * g.dilations[1] + 1;
+  const int64_t pw = (ow - 1) * sx + (kw - 1) * g.dilations[2] + 1;
+  const int64_t inS = ih * iw, outS = oh * ow;
+  float *pad = scratch<float, 7>(ph * pw * 16);
+  float *wt = scratch<float, 8>(taps * 16);
+  float *sums = scratch<float, 9>(outS * 16);
+  // The padded block: zeros, then the input rows inside it.
+  std::memset(pad, 0, sizeof(float) * static_cast<size_t>(ph * pw * 16));
+  const float *plane = x + (n * C + c0) * inS;
+  const int64_t x0 = std::max<int64_t>(0, -pl), x1 = std::min(iw, pw - pl);
+  for (int64_t iy = std::max<int64_t>(0, -pt); iy < std::min(ih, ph - pt); ++iy)
+    if (x1 > x0)
+      toBlock(plane + iy * iw + x0, inS, cn, x1 - x0, pad + ((iy + pt) * pw + pl + x0) * 16);
+  toBlock(w + c0 * taps, taps, cn, taps, wt);
+  int64_t off[kMaxBlockedTaps];
+  for (int64_t ky = 0, t = 0; ky < kh; ++ky)
+    for (int64_t kx = 0; kx < kw; ++kx, ++t)
+      off[t] = (ky * g.dilations[1] * pw + kx * g.dilations[2]) * 16;
+  const __m512 b = bias ? _mm512_maskz_loadu_ps(firstLanes(cn), bias + c0) : _mm512_setzero_ps();
+  const TileFn full = tileFor(kPixelTile, sx), tail = tileFor(ow % kPixelTile, sx);
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    const float *row = pad + oy * sy * pw * 16;
+    float *out = sums + oy * ow * 16;
+    int64_t ox = 0;
+    for (; ox + kPixelTile <= ow; ox += kPixelTile)
+      full(row + ox * sx * 16, sx * 16, off, taps, wt, b, clamp, out + ox * 16);
+    if (ox < ow)
+      tail(row + ox * sx * 16, sx * 16, off, taps, wt, b, clamp, out + ox * 16);
+  }
+  float *yo = y + (n * C + c0) * outS;
+  fromBlock(sums, outS, cn, yo, outS);
+  if (!clamp)
+    for (int64_t c = 0; c < cn; ++c)
+      epilogue(yo + c * outS, outS);
+}
+
+#endif
+
+} // namespace
+
+bool depthwiseBlockedFits(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_t group) {
+#ifdef ONNXSLIM_ISA_X86
+  return simd::currentIsa().load() == simd::Isa::Avx512 && Cin == group && M == group &&
+         g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1 && g.out[2] <= maxBlockedWidth(g) &&
+         g.kernel[1] * g.kernel[2] <= kMaxBlockedTaps;
+#else
+  (void)g, (void)Cin, (void)M, (void)group;
+  return false;
+#endif
+}
+
+void depthwiseBlocked(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                      int64_t C, const Window::Dims3 &g, const Epilogue<float> &epilogue,
+                      bool split) {
+#ifdef ONNXSLIM_ISA_X86
+  // A clamp alone is applied as the sums are stored; after a fused Add, the
+  // epilogue does both over each plane.
+  const StoreClamp sc{epilogue.lo, epilogue.hi};
+  const StoreClamp *clamp = epilogue.clamps && !epilogue.addend ? &sc : nullptr;
+  const int64_t blocks = (C + 15) / 16;
+  parallelForIf(split && N * blocks > 1, N * blocks, [&](int64_t task) {
+    const int64_t n = task / blocks, c0 = task % blocks * 16;
+    runBlock(x, w, bias, y, n, C, c0, std::min<int64_t>(16, C - c0), g, epilogue, clamp);
+  });
+#else
+  (void)x, (void)w, (void)bias, (void)y, (void)N, (void)C, (void)g, (void)epilogue, (void)split;
+#endif
+}
+
+} // namespace onnxslim::rt::nn
