@@ -345,10 +345,17 @@ void runElementwiseChain(const std::vector<ChainOp> &ops, const float *x, float 
   if (avx512Active())
     block = runBlockAvx512;
 #endif
-  parallelSpans(n, kBlock, [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; b += kBlock)
-      block(ops, x + b, y + b, std::min(kBlock, end - b));
+  // A chain with a sigmoid is compute-bound, and splits from fewer elements.
+  const bool transcendental = std::any_of(ops.begin(), ops.end(), [](const ChainOp &op) {
+    return op.kind == ChainOp::Kind::Sigmoid;
   });
+  parallelSpans(
+      n, kBlock,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; b += kBlock)
+          block(ops, x + b, y + b, std::min(kBlock, end - b));
+      },
+      transcendental ? kParallelMinTranscendentalElements : kParallelMinElements);
 }
 
 } // namespace onnxslim::rt

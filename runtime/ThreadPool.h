@@ -75,6 +75,13 @@ bool insideParallelTask();
 /// the whole (measured: residual Adds of 1.5 MB took twice as long split).
 constexpr int64_t kParallelMinElements = int64_t{1} << 23;
 
+/// Elements of a loop of transcendental functions (exp, sigmoid, tanh, erf,
+/// GELU: a few dozen operations an element, compute-bound) below which
+/// parallelSpans stays on one thread: from 128K elements the work (about 50
+/// microseconds) outweighs the hand-off and the worker's fetch of its half
+/// from the caller's caches.
+constexpr int64_t kParallelMinTranscendentalElements = int64_t{1} << 17;
+
 /// Multiply-adds of a product or convolution below which it stays on one
 /// thread (about 10-20 microseconds of work: below that, the job's hand-off
 /// and the caches the worker must warm cost about what the split saves).
@@ -97,11 +104,14 @@ bool worthSplitting(int64_t multiplyAdds, int64_t elementsMoved);
 
 /// Given a range [0, n), Execute: calls span(begin, end) over consecutive
 /// pieces that cover it, one per thread when the pool has several and n is
-/// at least kParallelMinElements (outside a task), else once over all of it.
+/// at least minElements (kParallelMinElements unless the loop's work an
+/// element says otherwise; outside a task), else once over all of it.
 /// Piece boundaries are multiples of `align` (a SIMD width), so every
 /// element goes through the same code path whatever the thread count.
-template <typename F> void parallelSpans(int64_t n, int64_t align, F &&span) {
-  int threads = n >= kParallelMinElements && !insideParallelTask() ? threadCount() : 1;
+template <typename F>
+void parallelSpans(int64_t n, int64_t align, F &&span,
+                   int64_t minElements = kParallelMinElements) {
+  int threads = n >= minElements && !insideParallelTask() ? threadCount() : 1;
   if (threads <= 1) {
     if (n > 0)
       span(int64_t{0}, n);

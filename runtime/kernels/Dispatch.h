@@ -611,11 +611,15 @@ template <typename Batch, typename T, typename Op>
 inline void simdMap(const T *in, T *out, int64_t n, const Op &op) {
   constexpr int64_t W = static_cast<int64_t>(Batch::size);
   parallelSpans(n, W, [&](int64_t begin, int64_t end) {
+    // The pointers in locals: read through the closure, they were loaded
+    // again after every store (an SSE store may alias anything).
+    const T *src = in;
+    T *dst = out;
     int64_t i = begin;
     for (; i + W <= end; i += W)
-      op(Batch::load_unaligned(in + i)).store_unaligned(out + i);
+      op(Batch::load_unaligned(src + i)).store_unaligned(dst + i);
     for (; i < end; ++i)
-      out[i] = op(in[i]);
+      dst[i] = op(src[i]);
   });
 }
 

@@ -50,7 +50,9 @@ template <typename Base, void (*Span)(const float *, float *, int64_t)> struct W
 /// the compile-time architecture.
 template <typename U, typename Op> void mapSpan(const U *in, U *out, int64_t n, const Op &op) {
   if constexpr (std::is_same_v<U, float> && requires { Op::floatSpan; }) {
-    parallelSpans(n, 8, [&](int64_t begin, int64_t end) { Op::floatSpan(in + begin, out + begin, end - begin); });
+    parallelSpans(
+        n, 8, [&](int64_t begin, int64_t end) { Op::floatSpan(in + begin, out + begin, end - begin); },
+        kParallelMinTranscendentalElements);
   } else {
     simdMap<xsimd::batch<U>>(in, out, n, op);
   }
