@@ -96,6 +96,8 @@ int main(int argc, char **argv) {
   for (int64_t n : squares)
     report<float>("sgemm", n, n, n);
   report<float>("sgemm", 64, 3136, 576);    // 3x3 conv, 64->64 channels, 56x56
+  report<float>("sgemm", 197, 3072, 768);   // a ViT-B MLP's first product (197 tokens)
+  report<float>("sgemm", 1280, 49, 320);    // 1x1 conv, 320->1280 channels, 7x7
   if (!quick) {
     report<float>("sgemm", 128, 784, 1152); // 3x3 conv, 128->128 channels, 28x28
     report<float>("sgemm", 32, 12544, 27);  // first 3x3 conv on RGB, 112x112

@@ -81,6 +81,17 @@ void convWinograd(const float *x, const float *w, const float *bias, float *y, i
 // Lowered to GEMM (runtime/conv/Im2col.cpp)
 //===----------------------------------------------------------------------===//
 
+/// Whether a float pointwise product of M output and K input channels per
+/// group over planes of planeSize elements runs as pointwiseTransposed.
+bool pointwiseIsTransposed(int64_t M, int64_t K, int64_t planeSize);
+
+/// Float pointwise convolution on small planes as the transposed product
+/// (positions by output channels: the vectors run along the channels) with
+/// the filters kept packed as its B, transposed back into the planes.
+void pointwiseTransposed(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                         int64_t Cin, int64_t M, int64_t group, int64_t planeSize,
+                         const Epilogue<float> &epilogue, PackedFilters *kept);
+
 /// Pointwise convolution (1x1 kernel, unit strides, no padding) as GEMMs on X.
 template <typename C>
 void convPointwiseGemm(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,

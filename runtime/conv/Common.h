@@ -34,6 +34,10 @@ struct PackedFilters {
   const float *source = nullptr;
   int64_t group = 0, Mg = 0, rows = 0;
   std::string engine;
+  /// Which layout `data` holds: the direct product's row panels of filters
+  /// (false), or the filters transposed into the GEMM's packed-B panels
+  /// (pointwiseTransposed).
+  bool transposed = false;
   std::vector<float, xsimd::aligned_allocator<float, 64>> data;
   /// The filters cut to their live taps (convForward), and what from.
   const float *liveFrom = nullptr;

@@ -45,7 +45,7 @@ const float *directFilters(const float *w, int64_t group, int64_t Mg, int64_t ro
   const int64_t size = directFilterElements(Mg, rows);
   const char *engine = gemmEngineName();
   if (kept && kept->source == w && kept->group == group && kept->Mg == Mg &&
-      kept->rows == rows && kept->engine == engine)
+      kept->rows == rows && kept->engine == engine && !kept->transposed)
     return kept->data.data();
   float *packed;
   if (!kept)
@@ -58,6 +58,7 @@ const float *directFilters(const float *w, int64_t group, int64_t Mg, int64_t ro
     kept->Mg = Mg;
     kept->rows = rows;
     kept->engine = engine;
+    kept->transposed = false;
   }
   for (int64_t gi = 0; gi < group; ++gi)
     packDirectFilters(Mg, rows, w + gi * Mg * rows, rows, packed + gi * size);

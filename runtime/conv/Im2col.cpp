@@ -4,6 +4,9 @@
 //  - convPointwiseGemm: a 1x1 kernel with unit strides and no padding is
 //    one GEMM per (image, group) straight on X, cut into column pieces
 //    (and blocks of output channels for narrow planes) as tasks;
+//  - pointwiseTransposed: the same on planes of at most 64 positions, as
+//    the transposed product (positions by channels) with the filters kept
+//    packed, transposed back into the planes;
 //  - convFewColumns: at most kFewColumns outputs per image, each a dot
 //    product of a filter row with its gathered receptive field;
 //  - convIm2col: everything else; the column matrix is written directly
@@ -214,6 +217,98 @@ void convPointwiseGemm(const C *x, const C *w, const C *bias, C *y, int64_t N, i
             epilogue(yg + m * outS + j0, j1 - j0);
       };
       parallelForIf(split, pieces * blocks, piece);
+    }
+}
+
+/// Largest plane (output positions) of a pointwise convolution computed
+/// transposed: a 7x7 plane fills 49 of the 64 lanes of two 32-column tiles
+/// in the direct product, while 1280 output channels fill all of theirs
+/// (bench/conv_notes.md: 1x1 convolutions on 7x7 planes ran at about half
+/// the GEMM engine's rate; transposed, at its full rate). On 14x14 planes
+/// the tiles waste 1/8, and the transpose back costs as much.
+constexpr int64_t kTransposedMaxPlane = 64;
+
+bool pointwiseIsTransposed(int64_t M, int64_t K, int64_t planeSize) {
+  (void)K;
+  return planeSize > kFewColumns && planeSize <= kTransposedMaxPlane &&
+         M >= gemmPanelWidth<float>();
+}
+
+namespace {
+
+/// The filters of every group transposed (K x Mg, row k the weights of input
+/// channel k) and packed as the GEMM's B panels (gemmPanelWidth), kept in
+/// `kept` when given.
+const float *transposedFilters(const float *w, int64_t group, int64_t Mg, int64_t K,
+                               PackedFilters *kept) {
+  const int64_t width = gemmPanelWidth<float>(), panels = (Mg + width - 1) / width;
+  const int64_t size = panels * K * width;
+  const char *engine = gemmEngineName();
+  if (kept && kept->source == w && kept->group == group && kept->Mg == Mg && kept->rows == K &&
+      kept->engine == engine && kept->transposed)
+    return kept->data.data();
+  float *packed;
+  if (!kept)
+    packed = scratch<float, 11>(group * size);
+  else {
+    kept->data.resize(static_cast<size_t>(group * size));
+    packed = kept->data.data();
+    kept->source = w;
+    kept->group = group;
+    kept->Mg = Mg;
+    kept->rows = K;
+    kept->engine = engine;
+    kept->transposed = true;
+  }
+  for (int64_t gi = 0; gi < group; ++gi)
+    for (int64_t p = 0; p < panels; ++p)
+      for (int64_t k = 0; k < K; ++k) {
+        float *row = packed + gi * size + (p * K + k) * width;
+        for (int64_t j = 0; j < width; ++j) {
+          const int64_t m = p * width + j;
+          row[j] = m < Mg ? w[(gi * Mg + m) * K + k] : 0.0f;
+        }
+      }
+  return packed;
+}
+
+} // namespace
+
+/// The product of each (image, group) is T = X^T W^T (positions by output
+/// channels, through gemmPackedB with X read transposed in place), then y =
+/// T^T plus the bias (added after the product, as everywhere), sixteen
+/// channels at a time so that each row of T is read once; then the
+/// epilogue. The GEMM cuts its work for the threads itself, and its sums do
+/// not depend on how.
+void pointwiseTransposed(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                         int64_t Cin, int64_t M, int64_t group, int64_t planeSize,
+                         const Epilogue<float> &epilogue, PackedFilters *kept) {
+  const int64_t Cg = Cin / group, Mg = M / group, P = planeSize;
+  const int64_t width = gemmPanelWidth<float>(), size = (Mg + width - 1) / width * Cg * width;
+  const float *filters = transposedFilters(w, group, Mg, Cg, kept);
+  float *t = scratch<float, 12>(P * Mg);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t gi = 0; gi < group; ++gi) {
+      gemmPackedB(true, P, Mg, Cg, 1.0f, x + (n * Cin + gi * Cg) * P, P, filters + gi * size,
+                  width, 0.0f, t, Mg);
+      float *yg = y + (n * M + gi * Mg) * P;
+      const float *bg = bias ? bias + gi * Mg : nullptr;
+      for (int64_t m0 = 0; m0 < Mg; m0 += 16) {
+        const int64_t mn = std::min<int64_t>(16, Mg - m0);
+        for (int64_t p = 0; p < P; ++p) {
+          const float *src = t + p * Mg + m0;
+          float *dst = yg + m0 * P + p;
+          if (bg)
+            for (int64_t j = 0; j < mn; ++j)
+              dst[j * P] = src[j] + bg[m0 + j];
+          else
+            for (int64_t j = 0; j < mn; ++j)
+              dst[j * P] = src[j];
+        }
+      }
+      if (epilogue.on())
+        for (int64_t m = 0; m < Mg; ++m)
+          epilogue(yg + m * P, P);
     }
 }
 

@@ -165,6 +165,10 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
     return;
   }
   if constexpr (std::is_same_v<C, float>) {
+    if (pointwise && pointwiseIsTransposed(Mg, Cg, outS)) {
+      pointwiseTransposed(x, w, bias, y, N, Cin, M, group, outS, epilogue, kept);
+      return;
+    }
     if (pointwise && pointwiseIsDirect(Mg, Cg, outS)) {
       pointwiseDirect(x, w, bias, y, N, Cin, M, group, outS, epilogue, kept);
       return;
@@ -174,10 +178,13 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
     bool strided1x1 = kS == 1 && !pointwise;
     for (size_t i = 0; i < 3; ++i)
       strided1x1 = strided1x1 && g.padBegin[i] == 0 && g.padEnd[i] == 0;
-    if (strided1x1 && pointwiseIsDirect(Mg, Cg, outS)) {
+    if (strided1x1 && (pointwiseIsTransposed(Mg, Cg, outS) || pointwiseIsDirect(Mg, Cg, outS))) {
       float *planes = scratch<float, 6>(N * Cin * outS);
       gatherStrided(x, N * Cin, g, planes);
-      pointwiseDirect(planes, w, bias, y, N, Cin, M, group, outS, epilogue, kept);
+      if (pointwiseIsTransposed(Mg, Cg, outS))
+        pointwiseTransposed(planes, w, bias, y, N, Cin, M, group, outS, epilogue, kept);
+      else
+        pointwiseDirect(planes, w, bias, y, N, Cin, M, group, outS, epilogue, kept);
       return;
     }
   }

@@ -670,6 +670,25 @@ TEST(ConvKernel, DepthwiseChannelBlocksAreTheBitsOfTheRowKernels) {
   EXPECT_FALSE(nn::depthwiseBlockedFits(g, 8, 8, 8));
 }
 
+/// Pointwise convolutions on planes of 9 to 64 positions with at least a
+/// GEMM panel of output channels per group run as the transposed product
+/// (pointwiseTransposed): 7x7 and 8x8 planes, a 3x3 plane (just above the
+/// few-column path), output channels off the panel (33, 40), deep K, groups,
+/// several images, and a strided 1x1 kernel gathered to a 7x7 plane; each
+/// against the definition on every engine.
+TEST(ConvKernel, PointwiseTransposedMatchesNaive) {
+  EXPECT_TRUE(nn::pointwiseIsTransposed(64, 16, 49));
+  EXPECT_FALSE(nn::pointwiseIsTransposed(64, 16, 8));   // few columns
+  EXPECT_FALSE(nn::pointwiseIsTransposed(64, 16, 65));  // the direct product's tiles fill
+  EXPECT_FALSE(nn::pointwiseIsTransposed(4, 16, 49));   // less than a panel of channels
+  checkConvConfigs({{1, 64, 128, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    {2, 40, 33, 1, {8, 8}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    {1, 300, 40, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    {2, 64, 96, 2, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    {1, 24, 64, 1, {14, 14}, {1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}}},
+                   83, "transposed pointwise conv");
+}
+
 /// Depthwise planes 64 to 255 wide and at least four kernels tall run as one
 /// fused row of the padded pitch (kFuseWideWidth): unit and dilated rows,
 /// a channel multiplier, asymmetric pads, against the naive definition on
