@@ -39,6 +39,15 @@ void depthwiseBlocked(const float *x, const float *w, const float *bias, float *
                       int64_t C, const Window::Dims3 &g, const Epilogue<float> &epilogue,
                       bool split);
 
+/// Whether maxPoolBlocked takes a max pooling: float 2-D, a plane of at
+/// most 128x128, at most 13x13 taps, on AVX-512.
+bool maxPoolBlockedFits(const Window::Dims3 &g);
+
+/// Float 2-D max pooling of `planes` planes sixteen at a time, channels last
+/// (runtime/conv/DepthwiseBlocked.cpp): the MaxPool kernel's comparisons in
+/// its tap order, so its bits; the blocks run on threads when `split`.
+void maxPoolBlocked(const float *x, float *y, int64_t planes, const Window::Dims3 &g, bool split);
+
 /// Depthwise convolution of any geometry (3-D, or where planPadded
 /// declines): row by row with scalar edges.
 template <typename C>

@@ -20,7 +20,9 @@
 #include "runtime/conv/ClampSimd.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 namespace onnxslim::rt::nn {
@@ -43,6 +45,13 @@ namespace {
 
 /// Most taps of a kernel taken (a 7x7 kernel; the offsets live on the stack).
 constexpr int64_t kMaxBlockedTaps = 49;
+
+/// Most taps of a max pooling taken (13x13, a YOLO SPP window).
+constexpr int64_t kMaxBlockedPoolTaps = 169;
+
+/// Largest input plane of a max pooling taken: its padded block, 16
+/// channels deep, stays within about a megabyte (the L2 cache).
+constexpr int64_t kMaxBlockedPoolPlane = 128 * 128;
 
 /// Output pixels summed at once: their chains of multiply-adds overlap, and
 /// each tap's weights are loaded once for all of them.
@@ -119,10 +128,13 @@ __attribute__((target("avx512f"))) void fromBlock(const float *src, int64_t len,
   }
 }
 
-/// Sums of V output pixels from `in` on, pixel v's taps at in + 16 S v +
-/// off[t] (S: the column stride), each from zero over the taps in order,
-/// plus the bias, clamped, stored as out[16 v + c].
-template <int V, int S>
+/// V output pixels from `in` on, pixel v's taps at in + 16 S v + off[t]
+/// (S: the column stride; 0 when only `step` says it), stored as
+/// out[16 v + c]. Convolution (Max false): the sum of the taps times their
+/// weights, each from zero over the taps in order, plus the bias, clamped.
+/// Max pooling: from -infinity, each tap in order taken where it is greater
+/// (NaN never is), as the MaxPool kernel compares.
+template <bool Max, int V, int S>
 __attribute__((target("avx512f"))) void pixelTile(const float *in, int64_t step,
                                                   const int64_t *off, int64_t taps,
                                                   const float *wt, __m512 bias,
@@ -131,44 +143,58 @@ __attribute__((target("avx512f"))) void pixelTile(const float *in, int64_t step,
   __m512 acc[V];
 #pragma GCC unroll 8
   for (int v = 0; v < V; ++v)
-    acc[v] = _mm512_setzero_ps();
+    acc[v] = Max ? _mm512_set1_ps(-INFINITY) : _mm512_setzero_ps();
   for (int64_t t = 0; t < taps; ++t) {
-    const __m512 wv = _mm512_loadu_ps(wt + 16 * t);
     const float *p = in + off[t];
+    if constexpr (Max) {
 #pragma GCC unroll 8
-    for (int v = 0; v < V; ++v)
-      acc[v] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p + v * st), acc[v]);
+      for (int v = 0; v < V; ++v) {
+        const __m512 x = _mm512_loadu_ps(p + v * st);
+        acc[v] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, acc[v], _CMP_GT_OQ), acc[v], x);
+      }
+    } else {
+      const __m512 wv = _mm512_loadu_ps(wt + 16 * t);
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v)
+        acc[v] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p + v * st), acc[v]);
+    }
   }
 #pragma GCC unroll 8
   for (int v = 0; v < V; ++v)
-    _mm512_storeu_ps(out + 16 * v, clampAvx512(_mm512_add_ps(acc[v], bias), clamp));
+    _mm512_storeu_ps(out + 16 * v,
+                     Max ? acc[v] : clampAvx512(_mm512_add_ps(acc[v], bias), clamp));
 }
 
 using TileFn = void (*)(const float *, int64_t, const int64_t *, int64_t, const float *, __m512,
                         const StoreClamp *, float *);
 
-template <int S> TileFn tileFor(int64_t v) {
+template <bool Max, int S> TileFn tileFor(int64_t v) {
   switch (v) {
-  case 1: return pixelTile<1, S>;
-  case 2: return pixelTile<2, S>;
-  case 3: return pixelTile<3, S>;
-  case 4: return pixelTile<4, S>;
-  case 5: return pixelTile<5, S>;
-  case 6: return pixelTile<6, S>;
-  case 7: return pixelTile<7, S>;
-  default: return pixelTile<8, S>;
+  case 1: return pixelTile<Max, 1, S>;
+  case 2: return pixelTile<Max, 2, S>;
+  case 3: return pixelTile<Max, 3, S>;
+  case 4: return pixelTile<Max, 4, S>;
+  case 5: return pixelTile<Max, 5, S>;
+  case 6: return pixelTile<Max, 6, S>;
+  case 7: return pixelTile<Max, 7, S>;
+  default: return pixelTile<Max, 8, S>;
   }
 }
 
-TileFn tileFor(int64_t v, int64_t stride) {
-  return stride == 1 ? tileFor<1>(v) : stride == 2 ? tileFor<2>(v) : tileFor<0>(v);
+template <bool Max> TileFn tileFor(int64_t v, int64_t stride) {
+  return stride == 1   ? tileFor<Max, 1>(v)
+         : stride == 2 ? tileFor<Max, 2>(v)
+                       : tileFor<Max, 0>(v);
 }
 
-/// Channels [c0, c0 + cn) of image n: the padded block, the weights, the
-/// sums, and the planes written back.
+/// Channels [c0, c0 + cn) of image n: the padded block (zeros, or
+/// -infinity for max pooling, which no input loses to), the weights, the
+/// outputs, and the planes written back (then the convolution's epilogue,
+/// or the pooling's empty windows).
+template <bool Max>
 __attribute__((target("avx512f"))) void
 runBlock(const float *x, const float *w, const float *bias, float *y, int64_t n, int64_t C,
-         int64_t c0, int64_t cn, const Window::Dims3 &g, const Epilogue<float> &epilogue,
+         int64_t c0, int64_t cn, const Window::Dims3 &g, const Epilogue<float> *epilogue,
          const StoreClamp *clamp) {
   const int64_t ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];
   const int64_t kh = g.kernel[1], kw = g.kernel[2], taps = kh * kw;
@@ -180,25 +206,27 @@ runBlock(const float *x, const float *w, const float *bias, float *y, int64_t n,
   const int64_t pw = (ow - 1) * sx + (kw - 1) * g.dilations[2] + 1;
   const int64_t inS = ih * iw, outS = oh * ow;
   float *pad = scratch<float, 7>(ph * pw * 16);
-  float *wt = scratch<float, 8>(taps * 16);
-  float *sums = scratch<float, 9>(outS * 16);
-  // The padded block: zeros, then the input rows inside it.
-  std::memset(pad, 0, sizeof(float) * static_cast<size_t>(ph * pw * 16));
+  float *wt = Max ? nullptr : scratch<float, 8>(taps * 16);
+  float *outs = scratch<float, 9>(outS * 16);
+  const __m512 fill = Max ? _mm512_set1_ps(-INFINITY) : _mm512_setzero_ps();
+  for (int64_t i = 0; i < ph * pw * 16; i += 16)
+    _mm512_storeu_ps(pad + i, fill);
   const float *plane = x + (n * C + c0) * inS;
   const int64_t x0 = std::max<int64_t>(0, -pl), x1 = std::min(iw, pw - pl);
   for (int64_t iy = std::max<int64_t>(0, -pt); iy < std::min(ih, ph - pt); ++iy)
     if (x1 > x0)
       toBlock(plane + iy * iw + x0, inS, cn, x1 - x0, pad + ((iy + pt) * pw + pl + x0) * 16);
-  toBlock(w + c0 * taps, taps, cn, taps, wt);
-  int64_t off[kMaxBlockedTaps];
+  if (!Max)
+    toBlock(w + c0 * taps, taps, cn, taps, wt);
+  int64_t off[kMaxBlockedPoolTaps];
   for (int64_t ky = 0, t = 0; ky < kh; ++ky)
     for (int64_t kx = 0; kx < kw; ++kx, ++t)
       off[t] = (ky * g.dilations[1] * pw + kx * g.dilations[2]) * 16;
   const __m512 b = bias ? _mm512_maskz_loadu_ps(firstLanes(cn), bias + c0) : _mm512_setzero_ps();
-  const TileFn full = tileFor(kPixelTile, sx), tail = tileFor(ow % kPixelTile, sx);
+  const TileFn full = tileFor<Max>(kPixelTile, sx), tail = tileFor<Max>(ow % kPixelTile, sx);
   for (int64_t oy = 0; oy < oh; ++oy) {
     const float *row = pad + oy * sy * pw * 16;
-    float *out = sums + oy * ow * 16;
+    float *out = outs + oy * ow * 16;
     int64_t ox = 0;
     for (; ox + kPixelTile <= ow; ox += kPixelTile)
       full(row + ox * sx * 16, sx * 16, off, taps, wt, b, clamp, out + ox * 16);
@@ -206,10 +234,28 @@ runBlock(const float *x, const float *w, const float *bias, float *y, int64_t n,
       tail(row + ox * sx * 16, sx * 16, off, taps, wt, b, clamp, out + ox * 16);
   }
   float *yo = y + (n * C + c0) * outS;
-  fromBlock(sums, outS, cn, yo, outS);
-  if (!clamp)
+  fromBlock(outs, outS, cn, yo, outS);
+  if constexpr (Max) {
+    // Outputs whose window holds no input (ceil_mode's last ones, in the
+    // padding only) are the lowest float, as the per-output loop gives.
+    auto empty = [](int64_t o, int64_t s, int64_t d, int64_t k, int64_t p, int64_t in) {
+      for (int64_t j = 0; j < k; ++j)
+        if (o * s + j * d - p >= 0 && o * s + j * d - p < in)
+          return false;
+      return true;
+    };
+    constexpr float kLowest = std::numeric_limits<float>::lowest();
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      const bool emptyRow = empty(oy, sy, g.dilations[1], kh, pt, ih);
+      for (int64_t ox = 0; ox < ow; ++ox)
+        if (emptyRow || empty(ox, sx, g.dilations[2], kw, pl, iw))
+          for (int64_t c = 0; c < cn; ++c)
+            yo[c * outS + oy * ow + ox] = kLowest;
+    }
+  } else if (!clamp) {
     for (int64_t c = 0; c < cn; ++c)
-      epilogue(yo + c * outS, outS);
+      (*epilogue)(yo + c * outS, outS);
+  }
 }
 
 #endif
@@ -227,6 +273,30 @@ bool depthwiseBlockedFits(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_
 #endif
 }
 
+bool maxPoolBlockedFits(const Window::Dims3 &g) {
+#ifdef ONNXSLIM_ISA_X86
+  return simd::currentIsa().load() == simd::Isa::Avx512 && g.in[0] == 1 && g.kernel[0] == 1 &&
+         g.out[0] == 1 && g.kernel[1] * g.kernel[2] <= kMaxBlockedPoolTaps &&
+         g.in[1] * g.in[2] <= kMaxBlockedPoolPlane;
+#else
+  (void)g;
+  return false;
+#endif
+}
+
+void maxPoolBlocked(const float *x, float *y, int64_t planes, const Window::Dims3 &g,
+                    bool split) {
+#ifdef ONNXSLIM_ISA_X86
+  const int64_t blocks = (planes + 15) / 16;
+  parallelForIf(split && blocks > 1, blocks, [&](int64_t b) {
+    runBlock<true>(x, nullptr, nullptr, y, 0, planes, 16 * b,
+                   std::min<int64_t>(16, planes - 16 * b), g, nullptr, nullptr);
+  });
+#else
+  (void)x, (void)y, (void)planes, (void)g, (void)split;
+#endif
+}
+
 void depthwiseBlocked(const float *x, const float *w, const float *bias, float *y, int64_t N,
                       int64_t C, const Window::Dims3 &g, const Epilogue<float> &epilogue,
                       bool split) {
@@ -238,7 +308,8 @@ void depthwiseBlocked(const float *x, const float *w, const float *bias, float *
   const int64_t blocks = (C + 15) / 16;
   parallelForIf(split && N * blocks > 1, N * blocks, [&](int64_t task) {
     const int64_t n = task / blocks, c0 = task % blocks * 16;
-    runBlock(x, w, bias, y, n, C, c0, std::min<int64_t>(16, C - c0), g, epilogue, clamp);
+    runBlock<false>(x, w, bias, y, n, C, c0, std::min<int64_t>(16, C - c0), g, &epilogue,
+                    clamp);
   });
 #else
   (void)x, (void)w, (void)bias, (void)y, (void)N, (void)C, (void)g, (void)epilogue, (void)split;

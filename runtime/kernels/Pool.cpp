@@ -15,6 +15,7 @@
 #include "runtime/ElementwiseChain.h"
 #include "runtime/Kernel.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/conv/Algorithms.h"
 #include "runtime/kernels/Dispatch.h"
 #include "runtime/kernels/NNCommon.h"
 
@@ -249,6 +250,13 @@ template <typename T> Status maxPoolTyped(KernelContext &ctx) {
   const C lowest = std::numeric_limits<C>::lowest();
   // Without Indices the row-wise loop gives the same maxima faster; the
   // per-output loop below then has nothing left to do.
+  if constexpr (std::is_same_v<T, float>) {
+    if (!ind && maxPoolBlockedFits(g)) {
+      maxPoolBlocked(x, y, planes, g, planes * inS >= kPoolSplitElements);
+      ctx.setOutput(0, Y.finish());
+      return Status::success();
+    }
+  }
   if (!ind)
     rowwisePool<C, true>(x, y, planes, g, t);
   int64_t perOutputPlanes = ind ? planes : 0;

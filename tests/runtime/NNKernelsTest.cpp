@@ -950,6 +950,59 @@ TEST(PoolKernels, StrideTwoMaxPoolMatchesPerOutputLoop) {
   setThreadCount(1);
 }
 
+/// On AVX-512, 2-D float max pooling runs sixteen planes at a time,
+/// channels last (maxPoolBlocked): the row-wise loop's comparisons (from
+/// -infinity, a tap taken where it is greater) in the same tap order, so
+/// its bits, NaN (never taken), -inf and zeros of both signs (the first of
+/// equal values kept) included; and the per-output loop's maxima where no
+/// window holds a NaN (that loop takes a window's first tap whatever it
+/// is). Plane counts off and on the block, strides 1 to 3, dilations,
+/// asymmetric pads, ceil_mode, several images.
+TEST(PoolKernels, ChannelBlocksAreTheBitsOfTheRowwiseLoop) {
+  struct Case {
+    int64_t n, c, h, w, k, s, d;
+    std::vector<int64_t> pads;
+    int64_t ceil;
+  };
+  const Case cases[] = {{1, 17, 9, 11, 3, 2, 1, {1, 1, 1, 1}, 0},
+                        {2, 40, 13, 13, 3, 1, 1, {1, 1, 1, 1}, 0},
+                        {1, 16, 14, 14, 2, 2, 1, {0, 0, 0, 0}, 0},
+                        {1, 3, 7, 7, 3, 2, 2, {2, 1, 2, 0}, 0},
+                        {1, 20, 27, 27, 3, 2, 1, {0, 0, 0, 0}, 1},
+                        {2, 5, 10, 12, 5, 3, 1, {2, 2, 2, 2}, 1}};
+  std::mt19937 rng(29);
+  const std::string original = gemmEngineName();
+  for (const Case &c : cases)
+    for (bool nan : {false, true}) {
+      std::vector<float> x = randomFloats(rng, c.n * c.c * c.h * c.w);
+      for (size_t i = 0; i < x.size(); i += 7)
+        x[i] = nan && i % 3 == 0 ? std::nanf("") : i % 2 ? -0.0f : 0.0f;
+      for (size_t i = 3; i < x.size(); i += 29)
+        x[i] = -std::numeric_limits<float>::infinity();
+      std::vector<Attr> attrs = {aInts("kernel_shape", {c.k, c.k}), aInts("strides", {c.s, c.s}),
+                                 aInts("dilations", {c.d, c.d}), aInts("pads", c.pads),
+                                 aInt("ceil_mode", c.ceil)};
+      auto run = [&](const char *engine, int outputs) {
+        EXPECT_TRUE(setGemmEngine(engine) || std::string(engine) == "avx512");
+        NodeRun r = runNode("MaxPool", 12, {floats({c.n, c.c, c.h, c.w}, x)}, attrs, outputs);
+        EXPECT_TRUE(r.status.ok()) << r.status.message();
+        return floatValues(r.out(0));
+      };
+      const std::vector<float> blocked = run("avx512", 1), rowwise = run("baseline", 1);
+      const std::vector<float> perOutput = run("baseline", 2);
+      ASSERT_EQ(blocked.size(), rowwise.size());
+      EXPECT_EQ(std::memcmp(blocked.data(), rowwise.data(), blocked.size() * sizeof(float)), 0)
+          << c.c << " planes of " << c.h << "x" << c.w << ", kernel " << c.k << ", stride " << c.s
+          << (nan ? ", NaN" : "");
+      if (!nan) {
+        EXPECT_EQ(std::memcmp(blocked.data(), perOutput.data(), blocked.size() * sizeof(float)),
+                  0)
+            << c.c << " planes of " << c.h << "x" << c.w << " against the per-output loop";
+      }
+    }
+  setGemmEngine(original.c_str());
+}
+
 /// At unit stride the row-wise loop combines a tap's outputs in SIMD
 /// batches (combineRow): MaxPool gives the per-output loop's maxima (with
 /// -inf and ties in the input, rows from one element to past several
