@@ -6,11 +6,29 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/conv/Common.h"
 
+#include "runtime/Gemm.h"
+
 #include <memory>
 
 namespace onnxslim::rt::nn {
 
 std::shared_ptr<void> makePackedFilters() { return std::make_shared<PackedFilters>(); }
+
+bool PackedFilters::holds(const float *w, int64_t groups, int64_t mg, int64_t r,
+                          bool isTransposed, int64_t n) {
+  const char *current = gemmEngineName();
+  if (source == w && group == groups && Mg == mg && rows == r && engine == current &&
+      transposed == isTransposed)
+    return true;
+  data.resize(static_cast<size_t>(n));
+  source = w;
+  group = groups;
+  Mg = mg;
+  rows = r;
+  engine = current;
+  transposed = isTransposed;
+  return false;
+}
 
 int64_t chunkRows(int64_t matrixRows, int64_t width, int64_t gridRows) {
   int64_t perRow = std::max<int64_t>(1, matrixRows * width);

@@ -43,6 +43,13 @@ struct PackedFilters {
   const float *liveFrom = nullptr;
   std::vector<int64_t> liveKernel;
   std::vector<float> live;
+
+  /// Whether `data` holds w's filters (group groups of Mg x rows) packed in
+  /// that layout for the current engine; if not, Execute: resizes `data` to
+  /// n elements and records those filters as what it will hold (the caller
+  /// then packs them).
+  bool holds(const float *w, int64_t groups, int64_t mg, int64_t r, bool isTransposed,
+             int64_t n);
 };
 
 /// Elements of the im2col/col2im buffer built at a time (a few MB).

@@ -43,23 +43,9 @@ constexpr int64_t kDirectMinBandColumns = 1024;
 const float *directFilters(const float *w, int64_t group, int64_t Mg, int64_t rows,
                            PackedFilters *kept) {
   const int64_t size = directFilterElements(Mg, rows);
-  const char *engine = gemmEngineName();
-  if (kept && kept->source == w && kept->group == group && kept->Mg == Mg &&
-      kept->rows == rows && kept->engine == engine && !kept->transposed)
+  if (kept && kept->holds(w, group, Mg, rows, false, group * size))
     return kept->data.data();
-  float *packed;
-  if (!kept)
-    packed = scratch<float, 4>(group * size);
-  else {
-    kept->data.resize(static_cast<size_t>(group * size));
-    packed = kept->data.data();
-    kept->source = w;
-    kept->group = group;
-    kept->Mg = Mg;
-    kept->rows = rows;
-    kept->engine = engine;
-    kept->transposed = false;
-  }
+  float *packed = kept ? kept->data.data() : scratch<float, 4>(group * size);
   for (int64_t gi = 0; gi < group; ++gi)
     packDirectFilters(Mg, rows, w + gi * Mg * rows, rows, packed + gi * size);
   return packed;

@@ -243,23 +243,9 @@ const float *transposedFilters(const float *w, int64_t group, int64_t Mg, int64_
                                PackedFilters *kept) {
   const int64_t width = gemmPanelWidth<float>(), panels = (Mg + width - 1) / width;
   const int64_t size = panels * K * width;
-  const char *engine = gemmEngineName();
-  if (kept && kept->source == w && kept->group == group && kept->Mg == Mg && kept->rows == K &&
-      kept->engine == engine && kept->transposed)
+  if (kept && kept->holds(w, group, Mg, K, true, group * size))
     return kept->data.data();
-  float *packed;
-  if (!kept)
-    packed = scratch<float, 11>(group * size);
-  else {
-    kept->data.resize(static_cast<size_t>(group * size));
-    packed = kept->data.data();
-    kept->source = w;
-    kept->group = group;
-    kept->Mg = Mg;
-    kept->rows = K;
-    kept->engine = engine;
-    kept->transposed = true;
-  }
+  float *packed = kept ? kept->data.data() : scratch<float, 11>(group * size);
   for (int64_t gi = 0; gi < group; ++gi)
     for (int64_t p = 0; p < panels; ++p)
       for (int64_t k = 0; k < K; ++k) {
