@@ -58,6 +58,35 @@ int64_t irVersionNeededFor(DataType t) {
   }
 }
 
+/// The first default-domain opset in which an op can produce this element
+/// type (0: every opset). Cast, the op that reaches every type first, took
+/// bfloat16 in 13, the float8 types in 19, the 4-bit integers in 21,
+/// float4e2m1 in 23 and float8e8m0 in 24.
+int64_t defaultOpsetNeededFor(DataType t) {
+  switch (t) {
+  case DataType::BFloat16:
+    return 13;
+  case DataType::Float8E4M3FN:
+  case DataType::Float8E4M3FNUZ:
+  case DataType::Float8E5M2:
+  case DataType::Float8E5M2FNUZ:
+    return 19;
+  case DataType::UInt4:
+  case DataType::Int4:
+    return 21;
+  case DataType::Float4E2M1:
+    return 23;
+  case DataType::Float8E8M0:
+    return 24;
+  default:
+    return 0;
+  }
+}
+
+/// Whether attribute `name` of a default-domain op names an element type
+/// (Cast's `to`, the generators' `dtype`, the quantizers' `output_dtype`).
+bool namesElementType(std::string_view name) { return name == "to" || name == "dtype" || name == "output_dtype"; }
+
 const char *canonicalDomainName(const std::string &d) { return d.empty() || d == "ai.onnx" ? "ai.onnx" : d.c_str(); }
 
 /// A type as the declared-type diagnostics name it: "int64", "seq(float)".
@@ -443,10 +472,32 @@ private:
       else if (a.kind != AttrKind::Undefined && a.kind != as->kind)
         report(where, "attribute '" + a.name + "' is " + std::string(attrKindName(a.kind)) + " but " + op +
                           " wants " + std::string(attrKindName(as->kind)));
+      else if (as->kind == AttrKind::Int && n.isDefaultDomain() && namesElementType(a.name))
+        checkElementTypeAttr(a, op, version, where);
     }
     for (const AttrSchema &as : s->attributes)
       if (as.required && !n.hasAttr(as.name))
         report(where, "required attribute '" + std::string(as.name) + "' of " + op + " is missing");
+  }
+
+  /// An attribute naming the element type a node produces: a type the spec
+  /// has, that the model's IR version can hold and the node's opset has.
+  /// (`output_dtype` 0 means "from the zero point".)
+  void checkElementTypeAttr(const Attribute &a, const std::string &op, int64_t version, const std::string &where) {
+    if (a.i == 0 && a.name == "output_dtype")
+      return;
+    auto t = static_cast<DataType>(a.i);
+    std::string what = "attribute '" + a.name + "' of " + op;
+    if (a.i < INT32_MIN || a.i > INT32_MAX || !isKnownDataType(t)) {
+      report(where, what + " is " + std::to_string(a.i) + ", not an element type");
+      return;
+    }
+    if (int64_t need = irVersionNeededFor(t); need && model_.irVersion > 0 && model_.irVersion < need)
+      report(where, what + " names " + dataTypeName(t) + ", which needs ir_version >= " + std::to_string(need) +
+                        " (the model has " + std::to_string(model_.irVersion) + ")");
+    if (int64_t need = defaultOpsetNeededFor(t); need > version)
+      report(where, what + " names " + dataTypeName(t) + ", which no op has before opset " + std::to_string(need) +
+                        " (the node is in opset " + std::to_string(version) + ")");
   }
 
   const Model &model_;

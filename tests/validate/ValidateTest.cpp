@@ -487,6 +487,40 @@ TEST(Validate, Float8NeedsIrVersion9) {
   EXPECT_TRUE(problemsOf(m).empty()) << ::testing::PrintToString(problemsOf(m));
 }
 
+/// A cast to a type the model cannot hold: the input is fine until a pass
+/// writes the cast's result type down (found by fuzz_load_pipeline).
+onnx::ModelProto castModel(int64_t to, int64_t opset, int64_t ir) {
+  onnx::ModelProto m = baseModel();
+  m.set_ir_version(ir);
+  m.mutable_opset_import(0)->set_version(opset);
+  auto &g = *m.mutable_graph();
+  addInput(g, "x", onnx::TensorProto::INT64, {2});
+  auto *n = addNode(g, "Cast", {"x"}, {"y"}, "c0");
+  addAttr(n, "to", onnx::AttributeProto::INT)->set_i(to);
+  auto *o = g.add_output();
+  o->set_name("y");
+  return m;
+}
+
+TEST(Validate, CastToNamesATypeTheModelHas) {
+  EXPECT_TRUE(problemsOf(castModel(onnx::TensorProto::FLOAT, 17, 8)).empty());
+  EXPECT_TRUE(problemsOf(castModel(onnx::TensorProto::BFLOAT16, 13, 7)).empty());
+  EXPECT_TRUE(problemsOf(castModel(onnx::TensorProto::FLOAT8E4M3FN, 19, 9)).empty());
+  EXPECT_TRUE(problemsOf(castModel(23, 23, 11)).empty());
+  // float4e2m1 (23) under IR 8 and opset 17: both are too old.
+  std::vector<std::string> p = problemsOf(castModel(23, 17, 8));
+  ASSERT_EQ(p.size(), 2u) << ::testing::PrintToString(p);
+  EXPECT_NE(p[0].find("node 'c0' (Cast): attribute 'to' of Cast-13 names float4e2m1, which needs ir_version >= 11 "
+                      "(the model has 8)"),
+            std::string::npos)
+      << p[0];
+  EXPECT_NE(p[1].find("which no op has before opset 23 (the node is in opset 17)"), std::string::npos) << p[1];
+  expectOne(problemsOf(castModel(onnx::TensorProto::BFLOAT16, 11, 7)), {"Cast-9", "bfloat16", "before opset 13"});
+  expectOne(problemsOf(castModel(onnx::TensorProto::FLOAT8E5M2, 17, 9)), {"float8e5m2", "before opset 19"});
+  expectOne(problemsOf(castModel(99, 17, 8)), {"attribute 'to' of Cast-13 is 99, not an element type"});
+  expectOne(problemsOf(castModel(0, 17, 8)), {"is 0, not an element type"});
+}
+
 TEST(Validate, InitializerNotAnInputWithIrVersion3) {
   onnx::ModelProto m = addModel(2);
   m.set_ir_version(3);
