@@ -59,6 +59,7 @@
 #include "transforms/Passes.h"
 #include "transforms/ValueUtils.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace onnxslim {
@@ -201,6 +202,33 @@ private:
     return a && b && i < a->size() && i < b->size() && provablyEqual((*a)[i], (*b)[i]);
   }
 
+  /// Whether a Reshape from shape `a` to shape `b` can only run on an empty
+  /// tensor: with the dims the two share cancelled, what is left of each is
+  /// a known constant, and the two differ ([N,3,4] to [N,3,5]; N = 0 runs).
+  static bool onlyEmpty(const std::optional<SymShape> &a, const std::optional<SymShape> &b) {
+    if (!a || !b)
+      return false;
+    std::vector<SymDim> rest(b->begin(), b->end());
+    int64_t left = 1;
+    for (const SymDim &d : *a) {
+      auto same = std::find_if(rest.begin(), rest.end(), [&](const SymDim &e) { return provablyEqual(d, e); });
+      if (same != rest.end()) {
+        rest.erase(same);
+        continue;
+      }
+      std::optional<int64_t> v = d.constantValue();
+      if (!v || *v == 0 || __builtin_mul_overflow(left, *v, &left))
+        return false;
+    }
+    int64_t right = 1;
+    for (const SymDim &e : rest) {
+      std::optional<int64_t> v = e.constantValue();
+      if (!v || *v == 0 || __builtin_mul_overflow(right, *v, &right))
+        return false;
+    }
+    return left != right;
+  }
+
   /// Rule 5. Reshape(Reshape(x, s1), s2) with a single-use inner Reshape
   /// is Reshape(x, s2): both keep the elements in order, so only s2's
   /// copy rule can differ (a 0 copies the input's dim, once y's and now
@@ -212,6 +240,12 @@ private:
     if (!inner || !inner->is("Reshape") || !inner->isDefaultDomain() || y->isGraphOutput() ||
         !y->hasOneUse() || !inner->operand(0) || !n->operand(1))
       return false;
+    // An inner Reshape that only an empty tensor gets through hides what
+    // its input's dims are from the ops after it; the model is no less
+    // broken with it, but reading x directly would show later ops dims
+    // they contradict (a fuzz_load_pipeline finding).
+    if (onlyEmpty(inferencer_.symbolicShape(inner->operand(0)), inferencer_.symbolicShape(y)))
+      return rewriter_.notifyMatchFailure(n, "the inner Reshape runs only on an empty tensor");
     if (n->attrInt("allowzero", 0) == 0) {
       std::optional<std::vector<SymDim>> elems = inferencer_.symbolicElements(n->operand(1));
       if (!elems)
