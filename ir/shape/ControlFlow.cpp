@@ -173,6 +173,19 @@ void inferLoop(InferContext &ctx) {
              " node results");
     return;
   }
+  // The body's first two inputs are the iteration number (int64) and the
+  // condition (bool), whatever the Loop's own operands are.
+  for (size_t i = 0; i < 2; ++i) {
+    const Value *in = body->inputs()[i];
+    const Type *declared = in && in->type() ? &*in->type() : nullptr;
+    DataType want = i == 0 ? DataType::Int64 : DataType::Bool;
+    if (declared && declared->isTensor() && declared->elemType() != DataType::Undefined &&
+        declared->elemType() != want) {
+      ctx.fail(std::string("the body's ") + (i == 0 ? "iteration number" : "condition") + " input '" + in->name() +
+               "' is " + dataTypeName(declared->elemType()) + "; it must be " + dataTypeName(want));
+      return;
+    }
+  }
   // A carried value keeps one element type: the initial value's must be
   // the body input's declared one (the body reads it as declared).
   for (size_t i = 0; i < carried; ++i) {
