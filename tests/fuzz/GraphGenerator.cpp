@@ -719,6 +719,10 @@ public:
     int64_t kh = 1 + ctx_.pick(static_cast<int>(std::min<int64_t>(H, 3)));
     int64_t kw = 1 + ctx_.pick(static_cast<int>(std::min<int64_t>(W, 3)));
     int64_t pad = ctx_.pick(2), stride = 1 + ctx_.pick(2);
+    // The window must fit the padded input (an empty plane has no room:
+    // C++'s division would round (0 - 1) / 2 up to an output of 1).
+    if (H + 2 * pad < kh || W + 2 * pad < kw)
+      return;
     int64_t OH = (H + 2 * pad - kh) / stride + 1, OW = (W + 2 * pad - kw) / stride + 1;
     if (N * M * OH * OW > kMaxElements || OH < 1 || OW < 1)
       return;
