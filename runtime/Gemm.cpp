@@ -888,6 +888,14 @@ void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, double alpha, con
                       sliceColumns);
 }
 
+void packBPanels(bool transB, int64_t K, int64_t N, const float *B, int64_t ldb, float *packed) {
+  packB<float>(transB, B, ldb, 0, K, 0, N, gemmPanelWidth<float>(), packed);
+}
+
+bool sgemmBlocked(bool transA, int64_t M, int64_t N) {
+  return M > 1 && N > 1 && (transA || N > kFewColumns);
+}
+
 void packRowPanels(int64_t rows, int64_t K, const float *A, int64_t lda, int64_t MR,
                    float *packed) {
   packA<float>(false, A, lda, 0, rows, 0, K, MR, packed);

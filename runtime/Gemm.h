@@ -60,6 +60,19 @@ void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, double alpha, con
                  int64_t lda, const double *Bp, int64_t panelWidth, double beta, double *C,
                  int64_t ldc, const double *rowBias = nullptr, int64_t sliceColumns = 0);
 
+/// Given op(B) (K x N: B row-major with row stride ldb, read transposed
+/// when transB), Execute: writes it whole into `packed` in the packed-B
+/// layout of the active engine (gemmPanelWidth<float>() wide panels,
+/// ceil(N / width) * K * width elements), for a constant B multiplied again
+/// and again (a MatMul's weights): gemmPackedB with sliceColumns = N then
+/// computes the very bits sgemm does from B itself, where sgemmBlocked.
+void packBPanels(bool transB, int64_t K, int64_t N, const float *B, int64_t ldb, float *packed);
+
+/// Whether sgemm runs a product of this shape as the blocked product (the
+/// one gemmPackedB shares), not as dot products (few columns) or a
+/// matrix-vector product.
+bool sgemmBlocked(bool transA, int64_t M, int64_t N);
+
 /// Given A (rows x K, row-major, lda), Execute: packs it into `packed` in
 /// MR-tall row panels, the layout in which the micro-kernels read op(A):
 /// panel p, at element p * MR * K, holds for each k < K the values of rows

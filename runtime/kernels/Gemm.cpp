@@ -4,7 +4,8 @@
 // optional (the spec requires it before opset 11; a missing C is accepted)
 // and broadcasts unidirectionally to [M, N] (the opset < 7 `broadcast`
 // attribute is accepted either way, as ONNX Runtime does). Float types run on the blocked GEMM
-// engine after Y is filled with beta * C; integer types (opset 9+) use a
+// engine after Y is filled with beta * C (a constant float B packed once for
+// it from the second run on); integer types (opset 9+) use a
 // plain loop with wrapping arithmetic.
 //
 //===----------------------------------------------------------------------===//
@@ -80,8 +81,17 @@ template <typename T> Status gemmFloat(KernelContext &ctx, const Tensor &a, cons
     int64_t rs = 0, cs = 0;
     ONNXSLIM_RETURN_IF_ERROR(cStrides(Cin.dims(), s.M, s.N, rs, cs));
   }
-  gemm(s.transA, s.transB, s.M, s.N, s.K, alpha, A.data(), a.dims()[1], B.data(), b.dims()[1],
-       outBeta, y, s.N);
+  const float *packed = nullptr;
+  if constexpr (std::is_same_v<T, float>)
+    packed = keptPackedB(ctx, 1, s.transA, s.transB, s.M, s.K, s.N, B.data(), b.dims()[1]);
+  if (packed) {
+    if constexpr (std::is_same_v<T, float>)
+      gemmPackedB(s.transA, s.M, s.N, s.K, alpha, A.data(), a.dims()[1], packed, gemmPanelWidth<float>(), outBeta,
+                  y, s.N, nullptr, s.N);
+  } else {
+    gemm(s.transA, s.transB, s.M, s.N, s.K, alpha, A.data(), a.dims()[1], B.data(), b.dims()[1], outBeta, y,
+         s.N);
+  }
   ctx.setOutput(0, Y.finish());
   return Status::success();
 }

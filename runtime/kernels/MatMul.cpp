@@ -3,7 +3,8 @@
 // MatMul (opset 1, 9, 13) with numpy semantics: 1-D operands are promoted to
 // matrices and the promoted dimension removed from the result, batch
 // dimensions broadcast. Float types run on the blocked GEMM engine (one GEMM
-// for the whole batch when B is a single matrix, e.g. X[b,s,K] x W[K,N]);
+// for the whole batch when B is a single matrix, e.g. X[b,s,K] x W[K,N];
+// a constant float B, weights, packed once for it from the second run on);
 // float16/bfloat16 compute in float. Integer types (int32, int64, uint32,
 // uint64) use a cache-friendly i-k-j loop with wrapping arithmetic.
 //
@@ -29,7 +30,17 @@ template <typename T> Status matMulFloat(KernelContext &ctx, const Tensor &a, co
   int64_t M = plan.M, N = plan.N, K = plan.K;
   if (plan.batches() > 0) {
     if (plan.foldBatch) {
-      gemm(false, false, M * plan.batches(), N, K, 1, A.data(), K, B.data(), N, 0, Y.data(), N);
+      const int64_t rows = M * plan.batches();
+      const float *packed = nullptr;
+      if constexpr (std::is_same_v<T, float>)
+        packed = keptPackedB(ctx, 1, false, false, rows, K, N, B.data(), N);
+      if (packed) {
+        if constexpr (std::is_same_v<T, float>)
+          gemmPackedB(false, rows, N, K, 1.0f, A.data(), K, packed, gemmPanelWidth<float>(), 0.0f, Y.data(), N,
+                      nullptr, N);
+      } else {
+        gemm(false, false, rows, N, K, 1, A.data(), K, B.data(), N, 0, Y.data(), N);
+      }
     } else {
       for (int64_t t = 0; t < plan.batches(); ++t)
         gemm(false, false, M, N, K, 1, A.data() + plan.aIndex[t] * M * K, K,

@@ -2,10 +2,14 @@
 //
 // Sliding-window geometry shared by Conv, ConvTranspose and the pooling ops:
 // reads strides, dilations, pads and auto_pad, checks them against the input,
-// and computes the output dims (see NNCommon.h).
+// and computes the output dims (see NNCommon.h); keeps a product's constant
+// weights packed for the GEMM engine in its node's state (keptPackedB).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/NNCommon.h"
+
+#include "runtime/Gemm.h"
+#include "runtime/Simd.h"
 
 namespace onnxslim::rt::nn {
 
@@ -147,6 +151,43 @@ Status computeWindow(const KernelContext &ctx, const std::vector<int64_t> &inSpa
 } // namespace onnxslim::rt::nn
 
 namespace onnxslim::rt::nn {
+
+namespace {
+
+/// A node's constant B packed for the GEMM engine (keptPackedB).
+struct PackedWeights {
+  const float *source = nullptr;
+  int64_t K = 0, N = 0, ldb = 0;
+  bool transB = false;
+  std::string engine;
+  simd::AlignedVector<float> data; ///< empty until the second run with these weights
+};
+
+} // namespace
+
+const float *keptPackedB(KernelContext &ctx, size_t input, bool transA, bool transB, int64_t M, int64_t K,
+                         int64_t N, const float *B, int64_t ldb) {
+  std::shared_ptr<void> *state = ctx.nodeState();
+  if (!state || !ctx.isConstantInput(input) || !sgemmBlocked(transA, M, N) || K <= 0)
+    return nullptr;
+  if (!*state)
+    *state = std::make_shared<PackedWeights>();
+  auto &kept = *static_cast<PackedWeights *>(state->get());
+  const char *engine = gemmEngineName();
+  if (kept.source == B && kept.K == K && kept.N == N && kept.ldb == ldb && kept.transB == transB &&
+      kept.engine == engine && !kept.data.empty())
+    return kept.data.data();
+  // The first run with these weights takes B as it is.
+  if (kept.source != B || kept.K != K || kept.N != N || kept.ldb != ldb || kept.transB != transB) {
+    kept = PackedWeights{B, K, N, ldb, transB, engine, {}};
+    return nullptr;
+  }
+  const int64_t width = gemmPanelWidth<float>();
+  kept.data.assign(static_cast<size_t>((N + width - 1) / width * K * width), 0.0f);
+  packBPanels(transB, K, N, B, ldb, kept.data.data());
+  kept.engine = engine;
+  return kept.data.data();
+}
 
 Status planMatMul(const std::vector<int64_t> &aDims, const std::vector<int64_t> &bDims,
                   MatMulPlan &plan) {

@@ -204,6 +204,19 @@ struct MatMulPlan {
   int64_t batches() const { return static_cast<int64_t>(aIndex.size()); }
 };
 
+/// Given a product's constant B (input `input` of the node: op(B) is K x N,
+/// B row-major with row stride ldb, transposed when transB) and the rows of
+/// its A, Result: op(B) packed for the GEMM engine (Gemm.h, packBPanels),
+/// kept in the node's state and packed again only when the input or the
+/// engine changes; null when the product should take B as it is: B is
+/// not a constant input, the node runs alone (no state), the product is
+/// not a blocked one (sgemmBlocked), or this is the node's first run (a
+/// model run once, as a check runs it, keeps no second copy of its
+/// weights). Multiply with gemmPackedB(..., sliceColumns = N): the same
+/// bits as sgemm on B.
+const float *keptPackedB(KernelContext &ctx, size_t input, bool transA, bool transB, int64_t M, int64_t K,
+                         int64_t N, const float *B, int64_t ldb);
+
 /// Given the dims of A and B, Execute: checks K and the batch broadcast,
 /// Result: `plan` (empty index lists when the output is empty).
 Status planMatMul(const std::vector<int64_t> &a, const std::vector<int64_t> &b, MatMulPlan &plan);
