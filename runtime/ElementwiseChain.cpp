@@ -20,6 +20,7 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 
 namespace onnxslim::rt {
 namespace {
@@ -230,7 +231,100 @@ __attribute__((target("avx512f"))) double sumFloatsAvx512(const float *x, int64_
 }
 #endif
 
+#ifdef ONNXSLIM_CHAIN_AVX512
+/// Eight floats at p widened to double, less m.
+__attribute__((target("avx512f"), always_inline)) inline __m512d deviations(const float *p, __m512d m) {
+  return _mm512_sub_pd(_mm512_maskz_cvtps_pd(0xFF, _mm256_loadu_ps(p)), m);
+}
+
+/// The sum of (x[i] - mean)^2 in double, in sumFloats' lane order.
+__attribute__((target("avx512f"))) double sumSquaresAvx512(const float *x, int64_t n, double mean) {
+  __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+  const __m512d m = _mm512_set1_pd(mean);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m512d d0 = deviations(x + i, m), d1 = deviations(x + i + 8, m), d2 = deviations(x + i + 16, m),
+            d3 = deviations(x + i + 24, m);
+    a0 = _mm512_fmadd_pd(d0, d0, a0);
+    a1 = _mm512_fmadd_pd(d1, d1, a1);
+    a2 = _mm512_fmadd_pd(d2, d2, a2);
+    a3 = _mm512_fmadd_pd(d3, d3, a3);
+  }
+  alignas(64) double s[32];
+  _mm512_store_pd(s, a0);
+  _mm512_store_pd(s + 8, a1);
+  _mm512_store_pd(s + 16, a2);
+  _mm512_store_pd(s + 24, a3);
+  double t[8];
+  for (int l = 0; l < 8; ++l)
+    t[l] = (s[l] + s[l + 8]) + (s[l + 16] + s[l + 24]);
+  double sum = ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
+  for (; i < n; ++i) {
+    double d = static_cast<double>(x[i]) - mean;
+    sum = std::fma(d, d, sum);
+  }
+  return sum;
+}
+
+__attribute__((target("avx512f"))) void normalizeRowAvx512(const float *x, float *y, int64_t n, float m, float s,
+                                                           const float *scale, const float *bias) {
+  const __m512 vm = _mm512_set1_ps(m), vs = _mm512_set1_ps(s);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vs), _mm512_loadu_ps(scale + i));
+    _mm512_storeu_ps(y + i, bias ? _mm512_add_ps(v, _mm512_loadu_ps(bias + i)) : v);
+  }
+  if (i < n) {
+    const auto k = static_cast<__mmask16>((1u << (n - i)) - 1u);
+    __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm), vs),
+                             _mm512_maskz_loadu_ps(k, scale + i));
+    _mm512_mask_storeu_ps(y + i, k, bias ? _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, bias + i)) : v);
+  }
+}
+#endif
+
 } // namespace
+
+void layerNormRow(const float *x, float *y, int64_t n, const float *scale, const float *bias, double eps,
+                  double &mean, double &invStd) {
+  mean = n ? sumFloats(x, n) / static_cast<double>(n) : 0.0;
+  double sq = 0;
+#ifdef ONNXSLIM_CHAIN_AVX512
+  const bool wide = avx512Active();
+  if (wide) {
+    sq = sumSquaresAvx512(x, n, mean);
+  } else
+#endif
+  {
+    double s[32] = {};
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+      for (int k = 0; k < 32; ++k) {
+        double d = static_cast<double>(x[i + k]) - mean;
+        s[k] += d * d;
+      }
+    double t[8];
+    for (int l = 0; l < 8; ++l)
+      t[l] = (s[l] + s[l + 8]) + (s[l + 16] + s[l + 24]);
+    sq = ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
+    for (; i < n; ++i) {
+      double d = static_cast<double>(x[i]) - mean;
+      sq += d * d;
+    }
+  }
+  invStd = 1.0 / std::sqrt((n ? sq / static_cast<double>(n) : 0.0) + eps);
+  const float m = static_cast<float>(mean), s = static_cast<float>(invStd);
+#ifdef ONNXSLIM_CHAIN_AVX512
+  if (wide) {
+    normalizeRowAvx512(x, y, n, m, s, scale, bias);
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; ++i) {
+    float v = (x[i] - m) * s * scale[i];
+    y[i] = bias ? v + bias[i] : v;
+  }
+}
 
 double sumFloats(const float *x, int64_t n) {
 #ifdef ONNXSLIM_CHAIN_AVX512

@@ -61,6 +61,17 @@ void addFloats(float *p, const float *z, int64_t n);
 /// pooling's plane sums.
 double sumFloats(const float *x, int64_t n);
 
+/// Given a row of n floats, its scale and bias (n each; bias may be null)
+/// and epsilon, Execute: y[i] = (x[i] - mean) * invStd * scale[i] (+
+/// bias[i]), LayerNormalization's row, with the mean and the population
+/// variance summed in double in sumFloats' lane order (the variance over
+/// x[i] - mean), invStd = 1 / sqrt(var + eps); Result: mean and invStd.
+/// The AVX-512 form fuses each square into its sum, so the two families
+/// may differ in the last bit; each gives the same bits for a row wherever
+/// it runs (any thread).
+void layerNormRow(const float *x, float *y, int64_t n, const float *scale, const float *bias, double eps,
+                  double &mean, double &invStd);
+
 /// Given n outputs at y and the 2n - 1 floats at src, Execute: y[i] =
 /// src[2i] > y[i] ? src[2i] : y[i] (max pooling's combine step at stride 2,
 /// as the MaxPool kernel orders it: a NaN tap leaves y alone).

@@ -11,7 +11,9 @@
 // compute type (float for float16/bfloat16).
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/ElementwiseChain.h"
 #include "runtime/Kernel.h"
+#include "runtime/ThreadPool.h"
 #include "runtime/kernels/Dispatch.h"
 #include "runtime/kernels/NNCommon.h"
 
@@ -259,6 +261,11 @@ template <typename T> struct LastAxesNorm {
   }
 };
 
+/// Elements from which a float LayerNormalization splits its rows across
+/// the threads: a row costs a few cycles an element (two sums and the
+/// normalization), far more than the copy kParallelMinElements is set for.
+constexpr int64_t kLayerNormParallelElements = int64_t{1} << 17;
+
 template <typename T> Status layerNormTyped(KernelContext &ctx) {
   using C = ComputeType<T>;
   LastAxesNorm<T> n;
@@ -274,18 +281,27 @@ template <typename T> Status layerNormTyped(KernelContext &ctx) {
   FloatOutput<T> Y;
   ONNXSLIM_RETURN_IF_ERROR(Y.init(X.dims()));
   std::vector<double> means(static_cast<size_t>(outer)), invStd(static_cast<size_t>(outer));
-  for (int64_t o = 0; o < outer; ++o) {
-    const C *xp = X.data() + o * D;
-    C *yp = Y.data() + o * D;
-    double mean, var;
-    meanVar(xp, D, mean, var);
-    double inv = 1.0 / std::sqrt(var + eps);
-    means[o] = mean;
-    invStd[o] = inv;
-    C m = static_cast<C>(mean), s = static_cast<C>(inv);
-    for (int64_t i = 0; i < D; ++i) {
-      C v = (xp[i] - m) * s * scale[i];
-      yp[i] = bias.empty() ? v : v + bias[i];
+  if constexpr (std::is_same_v<T, float>) {
+    // Float rows: vectorized sums (layerNormRow), rows across the threads.
+    const float *bp = bias.empty() ? nullptr : bias.data();
+    parallelForIf(outer > 1 && outer * D >= kLayerNormParallelElements, outer, [&](int64_t o) {
+      layerNormRow(X.data() + o * D, Y.data() + o * D, D, scale.data(), bp, eps, means[static_cast<size_t>(o)],
+                   invStd[static_cast<size_t>(o)]);
+    });
+  } else {
+    for (int64_t o = 0; o < outer; ++o) {
+      const C *xp = X.data() + o * D;
+      C *yp = Y.data() + o * D;
+      double mean, var;
+      meanVar(xp, D, mean, var);
+      double inv = 1.0 / std::sqrt(var + eps);
+      means[o] = mean;
+      invStd[o] = inv;
+      C m = static_cast<C>(mean), s = static_cast<C>(inv);
+      for (int64_t i = 0; i < D; ++i) {
+        C v = (xp[i] - m) * s * scale[i];
+        yp[i] = bias.empty() ? v : v + bias[i];
+      }
     }
   }
   ctx.setOutput(0, Y.finish());

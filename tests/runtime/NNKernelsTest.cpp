@@ -1508,3 +1508,57 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
   }
   setThreadCount(1); // the default
 }
+
+/// Float LayerNormalization rows (layerNormRow: vectorized double sums,
+/// rows across the threads from kLayerNormParallelElements): the same bits
+/// on one thread and three, and within float rounding of a long-double
+/// reference (mean and variance of values far from zero, so that a float
+/// sum would lose digits), for row lengths off the 16 and 32 lanes, with
+/// and without a bias.
+TEST(NormKernels, LayerNormRowsMatchALongDoubleReferenceOnEveryThreadCount) {
+  std::mt19937 rng(43);
+  const std::string original = gemmEngineName();
+  for (int64_t D : {1, 7, 16, 33, 64, 100, 768}) {
+    const int64_t rows = D >= 64 ? 300 : 5;
+    std::vector<float> x = randomFloats(rng, rows * D), scale = randomFloats(rng, D), bias = randomFloats(rng, D);
+    for (float &v : x)
+      v = 100.0f + 3.0f * v;
+    for (bool withBias : {false, true})
+      for (const char *engine : {"baseline", "avx512"}) {
+        if (!setGemmEngine(engine))
+          continue;
+        std::vector<TensorPtr> in = {floats({rows, D}, x), floats({D}, scale)};
+        if (withBias)
+          in.push_back(floats({D}, bias));
+        std::vector<std::vector<float>> outs;
+        for (int threads : {1, 3}) {
+          setThreadCount(threads);
+          NodeRun r = runNode("LayerNormalization", 17, in, {});
+          ASSERT_TRUE(r.status.ok()) << r.status.message();
+          outs.push_back(floatValues(r.out()));
+        }
+        setThreadCount(1);
+        ASSERT_EQ(outs[0].size(), static_cast<size_t>(rows * D));
+        EXPECT_EQ(std::memcmp(outs[0].data(), outs[1].data(), outs[0].size() * sizeof(float)), 0)
+            << "D " << D << " " << engine << ": three threads differ from one";
+        for (int64_t r = 0; r < rows; ++r) {
+          long double sum = 0, sq = 0;
+          for (int64_t i = 0; i < D; ++i)
+            sum += x[static_cast<size_t>(r * D + i)];
+          const long double mean = sum / D;
+          for (int64_t i = 0; i < D; ++i) {
+            long double d = x[static_cast<size_t>(r * D + i)] - mean;
+            sq += d * d;
+          }
+          const long double inv = 1.0L / std::sqrt(sq / D + 1e-5L);
+          for (int64_t i = 0; i < D; ++i) {
+            long double want = (x[static_cast<size_t>(r * D + i)] - mean) * inv * scale[static_cast<size_t>(i)] +
+                               (withBias ? bias[static_cast<size_t>(i)] : 0.0f);
+            ASSERT_NEAR(outs[0][static_cast<size_t>(r * D + i)], static_cast<double>(want), 2e-5)
+                << "D " << D << " row " << r << " element " << i << " " << engine;
+          }
+        }
+      }
+    setGemmEngine(original.c_str());
+  }
+}
