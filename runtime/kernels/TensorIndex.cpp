@@ -359,6 +359,40 @@ Status oneHotKernel(KernelContext &ctx) {
   return Status::success();
 }
 
+/// Where's elements as unsigned words of their size: out[i] = c[i] ? x : y,
+/// each of x and y one value (xs, ys false) or one per output element.
+/// (Through memcpy: an input's bytes need not be aligned.)
+template <typename U>
+void whereWords(const uint8_t *c, const uint8_t *x, bool xs, const uint8_t *y, bool ys, uint8_t *out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t *from = c[i] ? x + (xs ? i * sizeof(U) : 0) : y + (ys ? i * sizeof(U) : 0);
+    U v;
+    std::memcpy(&v, from, sizeof(U));
+    std::memcpy(out + i * sizeof(U), &v, sizeof(U));
+  }
+}
+
+/// Where without a broadcast walk, when the condition has the output's
+/// dims and X and Y each have them or are one element (a mask filled with
+/// two constants, a select between whole tensors); Result: whether it ran.
+/// A condition byte other than 0 is true, as everywhere.
+bool whereFlat(const Tensor &cond, const Tensor &x, const Tensor &y, const std::vector<int64_t> &dims,
+               TensorBuilder &b, size_t es) {
+  const int64_t n = b.numElements();
+  auto fits = [&](const Tensor &t) { return t.numElements() == 1 || t.dims() == dims; };
+  if (cond.dims() != dims || !fits(x) || !fits(y) || !x.isConsistent() || !y.isConsistent() || n == 0)
+    return false;
+  const bool xs = x.numElements() != 1, ys = y.numElements() != 1;
+  const uint8_t *c = cond.rawData(), *xp = x.rawData(), *yp = y.rawData();
+  switch (es) {
+  case 1: whereWords<uint8_t>(c, xp, xs, yp, ys, b.data(), n); return true;
+  case 2: whereWords<uint16_t>(c, xp, xs, yp, ys, b.data(), n); return true;
+  case 4: whereWords<uint32_t>(c, xp, xs, yp, ys, b.data(), n); return true;
+  case 8: whereWords<uint64_t>(c, xp, xs, yp, ys, b.data(), n); return true;
+  default: return false;
+  }
+}
+
 Status whereKernel(KernelContext &ctx) {
   const Tensor *cond, *x, *y;
   ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(0, cond));
@@ -375,6 +409,10 @@ Status whereKernel(KernelContext &ctx) {
   ONNXSLIM_RETURN_IF_ERROR(checkOutputSize(ctx, dims, x->dtype()));
   TensorBuilder b(x->dtype(), dims);
   size_t es = elementSize(x->dtype());
+  if (whereFlat(*cond, *x, *y, dims, b, es)) {
+    ctx.setOutput(0, b.finish());
+    return Status::success();
+  }
   std::array<std::vector<int64_t>, 3> strides = {broadcastStrides(cond->dims(), dims),
                                                  broadcastStrides(x->dims(), dims),
                                                  broadcastStrides(y->dims(), dims)};

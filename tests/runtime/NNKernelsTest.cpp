@@ -1562,3 +1562,52 @@ TEST(NormKernels, LayerNormRowsMatchALongDoubleReferenceOnEveryThreadCount) {
     setGemmEngine(original.c_str());
   }
 }
+
+/// Where without the broadcast walk (the condition of the output's dims, X
+/// and Y each of them or one element: whereFlat) gives the walk's bytes:
+/// the same Where with the condition one rank lower takes the walk. Element
+/// sizes 1, 2, 4 and 8, a scalar on either side or both, and condition
+/// bytes other than 0 and 1 (true).
+TEST(WhereKernel, FlatPathGivesTheBroadcastWalksBytes) {
+  std::mt19937 rng(47);
+  const int64_t n = 37;
+  std::vector<uint8_t> c(static_cast<size_t>(n));
+  for (size_t i = 0; i < c.size(); ++i)
+    c[i] = static_cast<uint8_t>(i % 3 == 0 ? 0 : i % 3 == 1 ? 1 : 0x41);
+  auto bytes = [&](DataType t, size_t es, int64_t count) {
+    std::vector<uint8_t> v(static_cast<size_t>(count) * es);
+    for (uint8_t &b : v)
+      b = static_cast<uint8_t>(rng());
+    return Tensor::fromValues<uint8_t>(t, {}, v);
+  };
+  struct Case {
+    DataType type;
+    size_t es;
+  };
+  for (Case k : {Case{DataType::UInt8, 1}, Case{DataType::Float16, 2}, Case{DataType::Float, 4},
+                 Case{DataType::Int64, 8}})
+    for (int scalars = 0; scalars < 4; ++scalars) {
+      const bool xScalar = scalars & 1, yScalar = scalars & 2;
+      auto make = [&](bool scalar) {
+        TensorPtr raw = bytes(k.type, k.es, scalar ? 1 : n);
+        std::vector<uint8_t> v(raw->rawData(), raw->rawData() + raw->byteSize());
+        return Tensor::fromValues<uint8_t>(k.type, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{1, n}, v);
+      };
+      TensorPtr x = make(xScalar), y = make(yScalar);
+      NodeRun flat = runNode("Where", 16, {Tensor::fromValues<uint8_t>(DataType::Bool, {1, n}, c), x, y});
+      NodeRun walk = runNode("Where", 16, {Tensor::fromValues<uint8_t>(DataType::Bool, {n}, c), x, y});
+      ASSERT_TRUE(flat.status.ok()) << flat.status.message();
+      ASSERT_TRUE(walk.status.ok()) << walk.status.message();
+      ASSERT_EQ(flat.out()->dims(), (std::vector<int64_t>{1, n}));
+      ASSERT_EQ(flat.out()->byteSize(), static_cast<size_t>(n) * k.es);
+      EXPECT_EQ(std::memcmp(flat.out()->rawData(), walk.out()->rawData(), flat.out()->byteSize()), 0)
+          << dataTypeName(k.type) << " scalars " << scalars;
+      // And the values are the selection itself.
+      for (int64_t i = 0; i < n; ++i) {
+        const TensorPtr &from = c[static_cast<size_t>(i)] ? x : y;
+        const int64_t at = from->numElements() == 1 ? 0 : i;
+        EXPECT_EQ(std::memcmp(flat.out()->rawData() + i * k.es, from->rawData() + at * k.es, k.es), 0)
+            << dataTypeName(k.type) << " element " << i;
+      }
+    }
+}
