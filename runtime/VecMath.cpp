@@ -179,4 +179,37 @@ ONNXSLIM_VMATH_SPAN(erf, Erf, erfPortable)
 ONNXSLIM_VMATH_SPAN(gelu, Gelu, geluPortable)
 #undef ONNXSLIM_VMATH_SPAN
 
+void softmax(const float *x, float *out, int64_t n) {
+#if ONNXSLIM_ISA_X86
+  const simd::Isa isa = simd::currentIsa().load();
+  if (isa == simd::Isa::Avx512)
+    return w512::softmaxW(x, out, n);
+  if (isa == simd::Isa::Avx2)
+    return w256::softmaxW(x, out, n);
+#endif
+  float m = -INFINITY;
+  for (int64_t i = 0; i < n; ++i)
+    m = std::max(m, x[i]);
+  if (std::isinf(m))
+    m = 0;
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = x[i] - m;
+  exp(out, out, n);
+  constexpr int64_t kGroup = 16;
+  float lanes[kGroup] = {};
+  int64_t i = 0;
+  for (; i + kGroup <= n; i += kGroup)
+    for (int64_t k = 0; k < kGroup; ++k)
+      lanes[k] += out[i + k];
+  for (int64_t w = kGroup / 2; w >= 1; w /= 2)
+    for (int64_t k = 0; k < w; ++k)
+      lanes[k] += lanes[k + w];
+  float sum = lanes[0];
+  for (; i < n; ++i)
+    sum += out[i];
+  const float inv = 1.0f / sum;
+  for (int64_t j = 0; j < n; ++j)
+    out[j] *= inv;
+}
+
 } // namespace onnxslim::rt::vmath

@@ -36,4 +36,15 @@ void erf(const float *in, float *out, int64_t n);
 /// 0.5 x (1 + erf(x / sqrt(2))).
 void gelu(const float *in, float *out, int64_t n);
 
+/// Given a row of n floats, Execute: out[i] = e^(x[i] - m) / s, the Softmax
+/// of the row (out may be x): m is the row's maximum (0 when it is
+/// infinite), e^ is exp above, and s the sum of the exponentials in one
+/// order on every form: lane k of 16 sums the elements i = k (mod 16) of
+/// the whole groups of 16, the lanes combine pairwise (k and k + 8, then
+/// k + 4, k + 2, k + 1), then the last n % 16 are added in order; then
+/// each exponential is multiplied by 1 / s. Exponentials and divisor
+/// fused into the row's passes (the max, then exp, store and sum, then the
+/// scale), instead of a pass per step.
+void softmax(const float *x, float *out, int64_t n);
+
 } // namespace onnxslim::rt::vmath

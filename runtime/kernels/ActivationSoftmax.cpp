@@ -5,12 +5,14 @@
 // from opset 13 it runs along the single dimension `axis` (default -1).
 //
 // The input is viewed as [outer, D, inner]. With inner == 1 each row is
-// contiguous: max, exp and sum are batch loops over the row (a float row's
-// exp is runtime/VecMath's). Otherwise
+// contiguous: max, exp and sum are batch loops over the row (a float
+// Softmax row is runtime/VecMath's softmax, its passes fused at the CPU's
+// width; rows run across the threads from 128K elements). Otherwise
 // the reduction runs "vertically": per-lane running max/sum vectors of
 // length inner, updated with batch loops over contiguous inner blocks.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/ThreadPool.h"
 #include "runtime/VecMath.h"
 #include "runtime/kernels/Dispatch.h"
 
@@ -106,6 +108,8 @@ template <Mode M, typename C> void row(const C *x, C *out, int64_t n) {
         best = i;
     std::fill(out, out + n, C(0));
     out[best] = C(1);
+  } else if constexpr (M == Mode::Softmax && std::is_same_v<C, float>) {
+    vmath::softmax(x, out, n);
   } else {
     C m = rowMax(x, n);
     if (std::isinf(m))
@@ -203,20 +207,17 @@ template <Mode M, bool kCoerce> Status softmaxKernel(KernelContext &ctx) {
   TensorPtr out;
   ONNXSLIM_RETURN_IF_ERROR(dispatchType<FloatTypes>(X->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    using C = ComputeType<T>;
     ComputeView<T> in;
     ONNXSLIM_RETURN_IF_ERROR(viewCompute(*X, in));
     ComputeOutput<T> o;
     ONNXSLIM_RETURN_IF_ERROR(o.init(dims));
-    if (in.size() > 0) {
-      for (int64_t i = 0; i < outer; ++i) {
-        const C *src = in.data() + i * D * inner;
-        C *dst = o.data() + i * D * inner;
-        if (inner == 1)
-          row<M>(src, dst, D);
-        else
-          column<M>(src, dst, D, inner);
-      }
+    if (in.size() > 0 && inner == 1) {
+      // Rows across the threads once there are enough exponentials.
+      parallelForIf(outer > 1 && outer * D >= kParallelMinTranscendentalElements, outer,
+                    [&](int64_t i) { row<M>(in.data() + i * D, o.data() + i * D, D); });
+    } else if (in.size() > 0) {
+      for (int64_t i = 0; i < outer; ++i)
+        column<M>(in.data() + i * D * inner, o.data() + i * D * inner, D, inner);
     }
     out = o.finish();
     return Status::success();
