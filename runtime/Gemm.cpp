@@ -764,7 +764,14 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
   if (!zeroC)
     scaleC(M, N, beta, C, ldc);
 
-  const Engine<T> engine = engineFor<T>(currentIsa());
+  // A product of no more columns than an AVX2 tile on the AVX-512 engine
+  // runs on the AVX2 micro-kernel: a 12x32 tile would be half empty or
+  // more, and both compute each output as the same chain of fused
+  // multiply-adds from zero (the same K slices), so the same bits.
+  Engine<T> engine = engineFor<T>(currentIsa());
+  if (!prepacked && currentIsa().load() == Isa::Avx512)
+    if (const Engine<T> narrow = engineFor<T>(Isa::Avx2); N <= narrow.NR)
+      engine = narrow;
   const int64_t MR = engine.MR, NR = engine.NR;
   const int64_t KC = kSlice > 0 ? kSlice : sliceK(engine.KC, N), MC = engine.MC, NC = engine.NC;
   const int threads = threadCount();

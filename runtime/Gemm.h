@@ -49,6 +49,7 @@ template <> int64_t gemmPanelWidth<double>();
 /// gemmPanelWidth), Execute: C = alpha*op(A)*B + beta*C without reading or
 /// packing a row-major B (convolution writes its column matrix this way).
 /// A width other than the active engine's is accepted (slower path).
+/// Bp must be 64-byte aligned: the micro-kernels load its panels aligned.
 /// `rowBias` as in sgemm. `sliceColumns`, when > 0, is the column count
 /// whose K slice the engine uses instead of N's: a caller that computes one
 /// product as several column ranges passes the whole product's, so that

@@ -7,11 +7,14 @@
 // between runs, and on one thread or three. A B that is a graph input is
 // never kept. The shapes take several K slices, a last column panel cut
 // short, a row count off the micro-kernel's and, for Gemm, transposed B
-// with a C; a product of few columns (dot products) is never packed.
+// with a C; a product of few columns (dot products) is never packed. And
+// products of at most 16 columns, which sgemm runs on the AVX2 kernel on
+// the AVX-512 engine, give the bits of the AVX-512 kernel.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Gemm.h"
 #include "runtime/Interpreter.h"
+#include "runtime/Simd.h"
 #include "runtime/ThreadPool.h"
 
 #include <gtest/gtest.h>
@@ -153,4 +156,41 @@ TEST(PackedWeights, WeightsFromAGraphInputAreReadOnEveryRun) {
   ASSERT_EQ(after.size(), 3u);
   EXPECT_NE(after[0], before[0]);
   EXPECT_NE(after[2], before[2]);
+}
+
+/// On the AVX-512 engine a product of at most 16 columns runs on the AVX2
+/// micro-kernel (6x16 tiles instead of half-empty 12x32 ones): each output
+/// is the same chain of fused multiply-adds, so sgemm must give the bits
+/// of the 12x32 kernel, which gemmPackedB still runs on B packed 32 wide.
+/// Column counts past the dot-product cut (8) up to 16, row counts off both
+/// tiles, one K slice and two, alpha 1 and not, beta 0 and 1, a row bias.
+TEST(PackedWeights, NarrowProductsGiveTheWideKernelsBits) {
+  const std::string original = gemmEngineName();
+  if (!setGemmEngine("avx512")) {
+    setGemmEngine(original.c_str());
+    GTEST_SKIP() << "this CPU has no AVX-512: the AVX2 kernel is the engine's own";
+  }
+  std::mt19937 rng(53);
+  const int64_t width = gemmPanelWidth<float>();
+  ASSERT_EQ(width, 32);
+  for (int64_t N : {9, 13, 16})
+    for (int64_t M : {2, 5, 13, 65})
+      for (int64_t K : {1, 16, 65, 1100})
+        for (float alpha : {1.0f, 0.75f})
+          for (float beta : {0.0f, 1.0f})
+            for (bool bias : {false, true}) {
+              const std::vector<float> a = randomFloats(rng, M * K), b = randomFloats(rng, K * N),
+                                       c0 = randomFloats(rng, M * N), rb = randomFloats(rng, M);
+              std::vector<float> narrow = c0, wide = c0;
+              sgemm(false, false, M, N, K, alpha, a.data(), K, b.data(), N, beta, narrow.data(), N,
+                    bias ? rb.data() : nullptr);
+              simd::AlignedVector<float> packed(static_cast<size_t>(K * width)); // the kernels' aligned loads
+              packBPanels(false, K, N, b.data(), N, packed.data());
+              gemmPackedB(false, M, N, K, alpha, a.data(), K, packed.data(), width, beta, wide.data(), N,
+                          bias ? rb.data() : nullptr, N);
+              ASSERT_EQ(0, std::memcmp(narrow.data(), wide.data(), narrow.size() * sizeof(float)))
+                  << "M " << M << " N " << N << " K " << K << " alpha " << alpha << " beta " << beta << " bias "
+                  << bias;
+            }
+  setGemmEngine(original.c_str());
 }
