@@ -61,6 +61,17 @@ VM inline VI firstLanes(int64_t n) {
 }
 VM inline V loadFirst(const float *p, int64_t n) { return _mm256_maskload_ps(p, firstLanes(n)); }
 VM inline void storeFirst(float *p, int64_t n, V v) { _mm256_maskstore_ps(p, firstLanes(n), v); }
+/// p 2^n for an integral n in [-252, 254], rounded once: p times two
+/// normal powers of two, the first product exact.
+VM inline V scaleByPow2(V p, V n) {
+  VI ni = toInt(n);
+  VI n1 = srai1(ni);
+  VI n2 = subi(ni, n1);
+  VI bias = set1i(127);
+  V s1 = asFloat(slli23(addi(n1, bias)));
+  V s2 = asFloat(slli23(addi(n2, bias)));
+  return mul(mul(p, s1), s2);
+}
 #include "runtime/VecMathWide.inc"
 #undef VM
 } // namespace w256
@@ -115,6 +126,9 @@ VM inline V loadFirst(const float *p, int64_t n) {
 VM inline void storeFirst(float *p, int64_t n, V v) {
   _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1u), v);
 }
+/// p 2^n for an integral n, rounded once (VSCALEFPS): the AVX2 width's
+/// bits in one instruction.
+VM inline V scaleByPow2(V p, V n) { return _mm512_maskz_scalef_ps(kAll, p, n); }
 #include "runtime/VecMathWide.inc"
 #undef VM
 } // namespace w512
@@ -178,6 +192,27 @@ ONNXSLIM_VMATH_SPAN(tanh, Tanh, tanhPortable)
 ONNXSLIM_VMATH_SPAN(erf, Erf, erfPortable)
 ONNXSLIM_VMATH_SPAN(gelu, Gelu, geluPortable)
 #undef ONNXSLIM_VMATH_SPAN
+
+void sigmoidMul(const float *in, const float *x, float *out, int64_t n, bool xFirst) {
+#if ONNXSLIM_ISA_X86
+  const simd::Isa isa = simd::currentIsa().load();
+  if (isa == simd::Isa::Avx512)
+    return xFirst ? w512::sigmoidMulSpan<true>(in, x, out, n)
+                  : w512::sigmoidMulSpan<false>(in, x, out, n);
+  if (isa == simd::Isa::Avx2)
+    return xFirst ? w256::sigmoidMulSpan<true>(in, x, out, n)
+                  : w256::sigmoidMulSpan<false>(in, x, out, n);
+#endif
+  // In blocks, so that out may be x: each block's sigmoids, then products.
+  constexpr int64_t kBlock = 256;
+  float s[kBlock];
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t m = std::min(kBlock, n - b);
+    sigmoid(in + b, s, m);
+    for (int64_t i = 0; i < m; ++i)
+      out[b + i] = xFirst ? x[b + i] * s[i] : s[i] * x[b + i];
+  }
+}
 
 void softmax(const float *x, float *out, int64_t n) {
 #if ONNXSLIM_ISA_X86

@@ -36,6 +36,11 @@ void erf(const float *in, float *out, int64_t n);
 /// 0.5 x (1 + erf(x / sqrt(2))).
 void gelu(const float *in, float *out, int64_t n);
 
+/// Given spans in, x and out of n floats (out may be in or x), Execute:
+/// out[i] = x[i] * sigmoid(in[i]) (xFirst) or sigmoid(in[i]) * x[i], with
+/// the bits of sigmoid then the product: SiLU in one pass.
+void sigmoidMul(const float *in, const float *x, float *out, int64_t n, bool xFirst);
+
 /// Given a row of n floats, Execute: out[i] = e^(x[i] - m) / s, the Softmax
 /// of the row (out may be x): m is the row's maximum (0 when it is
 /// infinite), e^ is exp above, and s the sum of the exponentials in one

@@ -142,6 +142,45 @@ TEST(VecMath, Avx512FormsGiveTheAvx2Bits) {
   rt::setGemmEngine(original.c_str());
 }
 
+/// sigmoidMul (SiLU in one pass) gives sigmoid's bits times the other
+/// operand, in the order asked, on every form: cut into spans, and in
+/// place over either operand.
+TEST(VecMath, SigmoidMulGivesTheSigmoidThenTheProduct) {
+  std::string original = rt::gemmEngineName();
+  const std::vector<float> in = grid();
+  std::vector<float> x(in.rbegin(), in.rend()); // another operand, specials included
+  const int64_t n = static_cast<int64_t>(in.size());
+  int engines = 0;
+  for (const char *engine : {"baseline", "avx2", "avx512"}) {
+    if (!rt::setGemmEngine(engine))
+      continue;
+    ++engines;
+    SCOPED_TRACE(engine);
+    std::vector<float> s(in.size());
+    rt::vmath::sigmoid(in.data(), s.data(), n);
+    for (bool xFirst : {false, true}) {
+      SCOPED_TRACE(xFirst ? "x first" : "sigmoid first");
+      std::vector<float> want(in.size()), got(in.size());
+      for (size_t i = 0; i < in.size(); ++i)
+        want[i] = xFirst ? x[i] * s[i] : s[i] * x[i];
+      rt::vmath::sigmoidMul(in.data(), x.data(), got.data(), n, xFirst);
+      EXPECT_EQ(0, std::memcmp(want.data(), got.data(), got.size() * sizeof(float)));
+      std::vector<float> cut(in.size());
+      for (size_t b = 0, len = 1; b < in.size(); b += len, len = len % 29 + 1)
+        rt::vmath::sigmoidMul(in.data() + b, x.data() + b, cut.data() + b,
+                              static_cast<int64_t>(std::min(len, in.size() - b)), xFirst);
+      EXPECT_EQ(0, std::memcmp(want.data(), cut.data(), cut.size() * sizeof(float)));
+      std::vector<float> overIn = in, overX = x;
+      rt::vmath::sigmoidMul(overIn.data(), x.data(), overIn.data(), n, xFirst);
+      rt::vmath::sigmoidMul(in.data(), overX.data(), overX.data(), n, xFirst);
+      EXPECT_EQ(0, std::memcmp(want.data(), overIn.data(), want.size() * sizeof(float)));
+      EXPECT_EQ(0, std::memcmp(want.data(), overX.data(), want.size() * sizeof(float)));
+    }
+  }
+  EXPECT_GE(engines, 1);
+  rt::setGemmEngine(original.c_str());
+}
+
 /// Softmax rows (vmath::softmax: max, exp and a 16-lane sum fused into the
 /// row's passes): the same bits on AVX-512, AVX2 and in place, within a few
 /// ulp of a double reference, for row lengths around the 8- and 16-lane
