@@ -3,11 +3,12 @@
 // Plans each graph once (value slots, operand sources, kernels, release
 // points) and runs plans on frames. See Interpreter.h for the model.
 //
-// One fusion is planned: a Conv whose only reader is a Relu, or a Clip with
-// constant bounds, asks its kernel to clamp the output while it is still in
-// cache (KernelContext::OutputClamp); when the kernel does (float Conv), the
-// output becomes the activation's result and the activation step is
-// skipped, else the activation runs as usual. Results are bit-identical.
+// One fusion is planned: a Conv or BatchNormalization whose only reader is
+// a Relu, or a Clip with constant bounds, asks its kernel to clamp the
+// output while it is still in cache (KernelContext::OutputClamp); when the
+// kernel does (float Conv, float inference BatchNormalization), the output
+// becomes the activation's result and the activation step is skipped, else
+// the activation runs as usual. Results are bit-identical.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Interpreter.h"
@@ -55,7 +56,7 @@ struct Step {
   /// is asked to add it, and if it does, that step does not run.
   int64_t fuseAddStep = -1;
   Operand fuseAddend;
-  /// A Conv whose only reader (or whose fused Add's only reader) is the
+  /// A Conv or BatchNormalization whose only reader (or whose fused Add's only reader) is the
   /// Relu/Clip at step fuseStep: its kernel is asked to apply fuseClamp,
   /// and if it does, that step does not run. The output goes straight into
   /// the result slot of the last fused step.
@@ -572,11 +573,13 @@ const GraphPlan &Interpreter::planFor(const Graph &graph) {
   for (size_t ci = 0; ci < p.steps.size(); ++ci) {
     Step &st = p.steps[ci];
     const Node &n = *st.node;
-    if (n.opType() != "Conv" || !n.isDefaultDomain() || !st.kernel || n.numResults() != 1)
+    const bool conv = n.opType() == "Conv";
+    if ((!conv && n.opType() != "BatchNormalization") || !n.isDefaultDomain() || !st.kernel ||
+        n.numResults() != 1)
       continue;
     const Value *out = n.result(0);
     size_t at = ci;
-    if (Step *add = soleReader(out, ci, -1);
+    if (Step *add = conv ? soleReader(out, ci, -1) : nullptr;
         add && add->node->isDefaultDomain() && add->node->opType() == "Add" &&
         add->operands.size() == 2) {
       const Operand &z = add->operands[add->operands[0].value == out ? 1 : 0];

@@ -119,6 +119,12 @@ template <typename T> Status batchNormTyped(KernelContext &ctx) {
     as[p] = static_cast<C>(scale[p] / std::sqrt(static_cast<double>(useVar[p]) + eps));
     bs[p] = static_cast<C>(bias[p] - useMean[p] * as[p]);
   }
+  // A Relu or Clip that the interpreter fused (float inference only) is
+  // applied to each plane as it is written, as the Clip kernel computes it.
+  const KernelContext::OutputClamp *clamp = nullptr;
+  if constexpr (std::is_same_v<T, float>)
+    if (!training)
+      clamp = ctx.takeOutputClamp();
   // One task per (n, p) plane, y = x * a + b (a product, then a sum: the
   // same roundings in the SIMD body and the scalar tail).
   auto plane = [&](int64_t task) {
@@ -136,6 +142,9 @@ template <typename T> Status batchNormTyped(KernelContext &ctx) {
     }
     for (; i < inner; ++i)
       yp[i] = xp[i] * a + b;
+    if constexpr (std::is_same_v<T, float>)
+      if (clamp)
+        clampFloats(yp, inner, clamp->lo, clamp->hi);
   };
   if (N * P * inner >= kParallelMinElements && N * P > 1)
     parallelFor(N * P, plane);
