@@ -1003,6 +1003,73 @@ TEST(PoolKernels, ChannelBlocksAreTheBitsOfTheRowwiseLoop) {
   setGemmEngine(original.c_str());
 }
 
+/// On AVX-512, 2-D (and 1-D) float max pooling at a column stride of 1 or
+/// 2 on rows of 32 outputs and more, or with windows of 25 taps and more,
+/// runs as two passes (maxPoolSeparable: the rows' maxima over the
+/// window's columns, then over its rows): the row-wise loop's bits, NaN
+/// (never taken), -inf and zeros of both signs (the first of equal values
+/// kept) included, and the per-output loop's maxima where no window holds
+/// a NaN. Row strides 1 to 3, dilations, asymmetric pads, ceil_mode with
+/// windows past the input, YOLO's SPP windows, several images; and the
+/// same bits on one and two threads.
+TEST(PoolKernels, SeparablePassesAreTheBitsOfTheRowwiseLoop) {
+  struct Case {
+    std::vector<int64_t> dims, kernel, strides, dilations, pads;
+    int64_t ceil;
+  };
+  const Case cases[] = {{{1, 24, 111, 111}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 0, 0}, 1},
+                        {{2, 2, 37, 70}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0},
+                        {{1, 2, 20, 20}, {13, 13}, {1, 1}, {1, 1}, {6, 6, 6, 6}, 0},
+                        {{1, 3, 20, 23}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}, 0},
+                        {{1, 2, 41, 67}, {3, 2}, {3, 1}, {2, 1}, {2, 0, 1, 1}, 1},
+                        {{1, 2, 17, 80}, {2, 3}, {1, 2}, {1, 2}, {0, 1, 1, 0}, 1},
+                        {{2, 3, 100}, {7}, {2}, {1}, {3, 3}, 0},
+                        {{1, 1, 9, 67}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 2, 2}, 1}};
+  std::mt19937 rng(31);
+  const std::string original = gemmEngineName();
+  if (!setGemmEngine("avx512")) {
+    setGemmEngine(original.c_str());
+    GTEST_SKIP() << "this CPU has no AVX-512: max pooling keeps its row-wise loop";
+  }
+  for (const Case &c : cases)
+    for (bool nan : {false, true}) {
+      int64_t n = 1;
+      for (int64_t d : c.dims)
+        n *= d;
+      std::vector<float> x = randomFloats(rng, n);
+      for (size_t i = 0; i < x.size(); i += 7)
+        x[i] = nan && i % 3 == 0 ? std::nanf("") : i % 2 ? -0.0f : 0.0f;
+      for (size_t i = 3; i < x.size(); i += 29)
+        x[i] = -std::numeric_limits<float>::infinity();
+      std::vector<Attr> attrs = {aInts("kernel_shape", c.kernel), aInts("strides", c.strides),
+                                 aInts("dilations", c.dilations), aInts("pads", c.pads),
+                                 aInt("ceil_mode", c.ceil)};
+      auto run = [&](const char *engine, int outputs, int threads) {
+        EXPECT_TRUE(setGemmEngine(engine));
+        setThreadCount(threads);
+        NodeRun r = runNode("MaxPool", 12, {floats(c.dims, x)}, attrs, outputs);
+        EXPECT_TRUE(r.status.ok()) << r.status.message();
+        return floatValues(r.out(0));
+      };
+      const std::vector<float> separable = run("avx512", 1, 1), rowwise = run("baseline", 1, 1);
+      const std::vector<float> split = run("avx512", 1, 2), perOutput = run("baseline", 2, 1);
+      ASSERT_EQ(separable.size(), rowwise.size());
+      const std::string what = "dims " + shapeString(c.dims) + ", kernel " +
+                               shapeString(c.kernel) + (nan ? ", NaN" : "");
+      EXPECT_EQ(std::memcmp(separable.data(), rowwise.data(), rowwise.size() * sizeof(float)), 0)
+          << what;
+      EXPECT_EQ(std::memcmp(separable.data(), split.data(), split.size() * sizeof(float)), 0)
+          << what << " on two threads";
+      if (!nan) {
+        EXPECT_EQ(std::memcmp(separable.data(), perOutput.data(), perOutput.size() * sizeof(float)),
+                  0)
+            << what << " against the per-output loop";
+      }
+    }
+  setThreadCount(1);
+  setGemmEngine(original.c_str());
+}
+
 /// At unit stride the row-wise loop combines a tap's outputs in SIMD
 /// batches (combineRow): MaxPool gives the per-output loop's maxima (with
 /// -inf and ties in the input, rows from one element to past several
