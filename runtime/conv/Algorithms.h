@@ -101,6 +101,17 @@ void pointwiseTransposed(const float *x, const float *w, const float *bias, floa
                          int64_t Cin, int64_t M, int64_t group, int64_t planeSize,
                          const Epilogue<float> &epilogue, PackedFilters *kept);
 
+/// Whether convTapRegions takes a float 2-D convolution: one group, and at
+/// most half of its tap-output pairs read input (the rest read padding).
+bool tapRegionsFit(const Window::Dims3 &g, int64_t group);
+
+/// Float 2-D convolution (one group) as one product per kernel tap over the
+/// rectangle of outputs that tap reads input for (runtime/conv/TapRegions.cpp),
+/// the filters kept packed per tap.
+void convTapRegions(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                    int64_t Cin, int64_t M, const Window::Dims3 &g,
+                    const Epilogue<float> &epilogue, PackedFilters *kept);
+
 /// Pointwise convolution (1x1 kernel, unit strides, no padding) as GEMMs on X.
 template <typename C>
 void convPointwiseGemm(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t Cin,

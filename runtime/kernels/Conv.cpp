@@ -9,6 +9,9 @@
 //    dilations, strides, pads, auto_pad), by the first that fits:
 //     - single-channel groups with a channel multiplier up to 4: depthwise
 //       (Depthwise.cpp), over padded planes where planPadded allows;
+//     - float 2-D, one group, where at most half of the tap-output pairs
+//       read input (atrous kernels on small planes): a product per tap
+//       over the outputs it reads input for (TapRegions.cpp);
 //     - a 1x1 kernel with unit strides and no padding: in float, a direct
 //       product over X's planes when it reduces channels or has at most 16
 //       inputs (Direct.cpp, pointwiseDirect), else a GEMM straight on X
@@ -165,6 +168,10 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
     return;
   }
   if constexpr (std::is_same_v<C, float>) {
+    if (!pointwise && tapRegionsFit(g, group)) {
+      convTapRegions(x, w, bias, y, N, Cin, M, g, epilogue, kept);
+      return;
+    }
     if (pointwise && pointwiseIsTransposed(Mg, Cg, outS)) {
       pointwiseTransposed(x, w, bias, y, N, Cin, M, group, outS, epilogue, kept);
       return;

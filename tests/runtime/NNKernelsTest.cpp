@@ -398,6 +398,50 @@ void checkConvConfigs(const std::vector<ConvConfig> &configs, uint32_t seed,
   });
 }
 
+/// Float 2-D convolutions whose taps mostly read padding take one product
+/// per tap over the outputs it reads input for (convTapRegions): DeepLab's
+/// ASPP (3x3 at dilation 12 on 14x14), a kernel as large as a small plane,
+/// strides of 2, asymmetric pads, several images, output channels off the
+/// GEMM's panel width; the same bits on one and three threads. Each
+/// configuration is checked to take that path.
+TEST(ConvKernel, TapRegionsMatchNaive) {
+  const std::vector<ConvConfig> configs = {
+      {1, 40, 24, 1, {14, 14}, {3, 3}, {1, 1}, {12, 12}, {12, 12, 12, 12}},
+      {2, 9, 37, 1, {9, 11}, {3, 3}, {1, 1}, {6, 8}, {6, 8, 6, 8}},
+      {1, 16, 20, 1, {6, 6}, {7, 7}, {1, 1}, {1, 1}, {6, 6, 6, 6}},
+      {1, 12, 33, 1, {15, 13}, {3, 3}, {2, 2}, {9, 9}, {9, 7, 10, 9}},
+      {1, 8, 17, 1, {5, 40}, {5, 3}, {1, 2}, {4, 20}, {8, 20, 8, 20}}};
+  for (const ConvConfig &c : configs) {
+    const std::vector<int64_t> out = convOut(c);
+    nn::Window::Dims3 g;
+    for (size_t i = 0; i < 3; ++i) {
+      const bool lead = i == 0;
+      g.in[i] = lead ? 1 : c.in[i - 1];
+      g.kernel[i] = lead ? 1 : c.kernel[i - 1];
+      g.strides[i] = lead ? 1 : c.strides[i - 1];
+      g.dilations[i] = lead ? 1 : c.dilations[i - 1];
+      g.padBegin[i] = lead ? 0 : c.pads[i - 1];
+      g.padEnd[i] = lead ? 0 : c.pads[i + 1];
+      g.out[i] = lead ? 1 : out[i - 1];
+    }
+    EXPECT_TRUE(nn::tapRegionsFit(g, c.group)) << shapeString(c.in) << " " << shapeString(c.kernel);
+  }
+  checkConvConfigs(configs, 61, "tap regions");
+  std::mt19937 rng(62);
+  const ConvConfig &c = configs[0];
+  std::vector<float> x = randomFloats(rng, c.Cin * 14 * 14), w = randomFloats(rng, c.M * c.Cin * 9);
+  auto run = [&](int threads) {
+    setThreadCount(threads);
+    NodeRun r = runNode("Conv", 11, {floats({1, c.Cin, 14, 14}, x), floats({c.M, c.Cin, 3, 3}, w)},
+                        {aInts("dilations", c.dilations), aInts("pads", c.pads)});
+    EXPECT_TRUE(r.status.ok()) << r.status.message();
+    return floatValues(r.out());
+  };
+  const std::vector<float> one = run(1), three = run(3);
+  EXPECT_EQ(std::memcmp(one.data(), three.data(), one.size() * sizeof(float)), 0);
+  setThreadCount(1);
+}
+
 /// Unit-stride 1-D/2-D float convolutions take the direct product over
 /// padded planes (convProductDirect): output channels off the tile height
 /// (13, 25), rows narrower than a tile (several rows per tile) and wider
