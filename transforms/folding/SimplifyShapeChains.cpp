@@ -203,30 +203,39 @@ private:
   }
 
   /// Whether a Reshape from shape `a` to shape `b` can only run on an empty
-  /// tensor: with the dims the two share cancelled, what is left of each is
-  /// a known constant, and the two differ ([N,3,4] to [N,3,5]; N = 0 runs).
+  /// tensor whose emptiness comes from a dim the two share: with the dims
+  /// they share cancelled, what is left of each is known, and the two
+  /// products differ ([N,3,4] to [N,3,5]: N = 0 runs), or one holds a 0 and
+  /// the other does not ([N,3,0] to [N,3,5]: N = 0 again).
   static bool onlyEmpty(const std::optional<SymShape> &a, const std::optional<SymShape> &b) {
     if (!a || !b)
       return false;
     std::vector<SymDim> rest(b->begin(), b->end());
-    int64_t left = 1;
+    std::vector<SymDim> left;
     for (const SymDim &d : *a) {
       auto same = std::find_if(rest.begin(), rest.end(), [&](const SymDim &e) { return provablyEqual(d, e); });
-      if (same != rest.end()) {
+      if (same != rest.end())
         rest.erase(same);
-        continue;
+      else
+        left.push_back(d);
+    }
+    // The product of what is left of one side, or 0 when it holds a 0.
+    auto product = [](const std::vector<SymDim> &dims) -> std::optional<int64_t> {
+      int64_t p = 1;
+      bool zero = false;
+      for (const SymDim &d : dims) {
+        std::optional<int64_t> v = d.constantValue();
+        if (!v)
+          return std::nullopt;
+        if (*v == 0)
+          zero = true;
+        else if (__builtin_mul_overflow(p, *v, &p))
+          return std::nullopt;
       }
-      std::optional<int64_t> v = d.constantValue();
-      if (!v || *v == 0 || __builtin_mul_overflow(left, *v, &left))
-        return false;
-    }
-    int64_t right = 1;
-    for (const SymDim &e : rest) {
-      std::optional<int64_t> v = e.constantValue();
-      if (!v || *v == 0 || __builtin_mul_overflow(right, *v, &right))
-        return false;
-    }
-    return left != right;
+      return zero ? 0 : p;
+    };
+    std::optional<int64_t> l = product(left), r = product(rest);
+    return l && r && *l != *r;
   }
 
   /// Rule 5. Reshape(Reshape(x, s1), s2) with a single-use inner Reshape
