@@ -159,6 +159,12 @@ void runBlockAvx512(const std::vector<ChainOp> &ops, const float *x, float *y, i
       }
       vmath::sigmoid(in, out, n);
       break;
+    case ChainOp::Kind::Tanh:
+      vmath::tanh(in, out, n);
+      break;
+    case ChainOp::Kind::Erf:
+      vmath::erf(in, out, n);
+      break;
     }
     in = out;
   }
@@ -187,6 +193,12 @@ void runBlock(const std::vector<ChainOp> &ops, const float *x, float *y, int64_t
       break;
     case ChainOp::Kind::Sigmoid:
       vmath::sigmoid(v, v, n);
+      break;
+    case ChainOp::Kind::Tanh:
+      vmath::tanh(v, v, n);
+      break;
+    case ChainOp::Kind::Erf:
+      vmath::erf(v, v, n);
       break;
     }
   }
@@ -453,9 +465,11 @@ void runElementwiseChain(const std::vector<ChainOp> &ops, const float *x, float 
   if (avx512Active())
     block = runBlockAvx512;
 #endif
-  // A chain with a sigmoid is compute-bound, and splits from fewer elements.
+  // A chain with a sigmoid, tanh or erf is compute-bound, and splits from
+  // fewer elements.
   const bool transcendental = std::any_of(ops.begin(), ops.end(), [](const ChainOp &op) {
-    return op.kind == ChainOp::Kind::Sigmoid;
+    return op.kind == ChainOp::Kind::Sigmoid || op.kind == ChainOp::Kind::Tanh ||
+           op.kind == ChainOp::Kind::Erf;
   });
   parallelSpans(
       n, kBlock,

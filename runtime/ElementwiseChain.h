@@ -4,7 +4,8 @@
 // one reader, the next node of the chain, and every other operand is a
 // one-element constant or the chain's input x: hard-swish as exported by
 // PaddlePaddle, x * (Clip(x + 3, 0, 6) / 6), is Add -> Clip -> Div -> Mul;
-// SiLU, x * Sigmoid(x), is Sigmoid -> Mul.
+// SiLU, x * Sigmoid(x), is Sigmoid -> Mul; the erf GELU of transformer
+// exports, (x * (Erf(x / sqrt 2) + 1)) * 0.5, is Div -> Erf -> Add -> Mul -> Mul.
 // The interpreter runs such a chain as one pass over x (see the planner in
 // runtime/Interpreter.cpp) instead of one pass per node, each writing a
 // full-size intermediate.
@@ -29,8 +30,8 @@ namespace onnxslim::rt {
 /// One node of a chain, applied to the running value v of each element.
 struct ChainOp {
   /// Relu is Clip(0, +inf): the same compare and select, the same bits.
-  /// Sigmoid is vmath::sigmoid, as the Sigmoid kernel computes it.
-  enum class Kind : uint8_t { Add, Sub, Mul, Div, Clip, Sigmoid };
+  /// Sigmoid, Tanh and Erf are vmath's spans, as their kernels compute them.
+  enum class Kind : uint8_t { Add, Sub, Mul, Div, Clip, Sigmoid, Tanh, Erf };
   Kind kind = Kind::Add;
   /// Binary ops: the other operand is x itself (else the constant c).
   bool otherIsInput = false;

@@ -267,8 +267,11 @@ std::optional<ChainOp> chainOpOf(const Step &st, const Value *running, const Val
   }
   if (st.operands.empty() || st.operands[0].value != running)
     return std::nullopt;
-  if (op == "Sigmoid" && st.operands.size() == 1) {
-    c.kind = ChainOp::Kind::Sigmoid;
+  if ((op == "Sigmoid" || op == "Tanh" || (op == "Erf" && st.opset >= 9)) &&
+      st.operands.size() == 1) {
+    c.kind = op == "Sigmoid" ? ChainOp::Kind::Sigmoid
+             : op == "Tanh"  ? ChainOp::Kind::Tanh
+                             : ChainOp::Kind::Erf;
     return c;
   }
   // Relu is the clamp to [0, +inf): the same compare and select as ReluF.
