@@ -630,6 +630,22 @@ void dotRows(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda, const T *
 
 /// op(A) is 1 x K or op(B) is K x 1: a matrix-vector product without packing
 /// (dot products of rows through dotRows when they are contiguous).
+/// Elements of a matrix-vector product's matrix from which its rows are
+/// cut across the threads (1M: 4 MB of floats, beyond one core's L2; each
+/// element is read once, so the product is bound by memory, which two
+/// cores read faster than one).
+constexpr int64_t kGemvSplitElements = int64_t{1} << 20;
+
+/// Given a matrix-vector product of `rows` dot products of length K,
+/// Result: how many row ranges to cut it into (1: do not split), two per
+/// thread, outside a pool task.
+int64_t gemvParts(int64_t rows, int64_t K) {
+  const int threads = threadCount();
+  if (threads <= 1 || insideParallelTask() || rows * K < kGemvSplitElements || rows < 2 * threads)
+    return 1;
+  return 2 * threads;
+}
+
 template <typename T>
 void gemv(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha, const T *A,
           int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc) {
@@ -640,7 +656,11 @@ void gemv(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha, co
       vec[k] = transB ? B[k] : B[k * ldb];
     AlignedVector<T> y(static_cast<size_t>(M), T(0));
     if (!transA) {
-      dotRows(M, 1, K, A, lda, vec.data(), K, y.data(), 1);
+      const int64_t parts = gemvParts(M, K);
+      parallelForIf(parts > 1, parts, [&](int64_t t) {
+        const int64_t i0 = M * t / parts, i1 = M * (t + 1) / parts;
+        dotRows(i1 - i0, 1, K, A + i0 * lda, lda, vec.data(), K, y.data() + i0, 1);
+      });
     } else {
       for (int64_t k = 0; k < K; ++k)
         axpy(vec[k], A + k * lda, y.data(), M);
@@ -657,7 +677,14 @@ void gemv(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha, co
     for (int64_t k = 0; k < K; ++k)
       axpy(vec[k], B + k * ldb, y.data(), N);
   } else {
-    dotRows(N, 1, K, B, ldb, vec.data(), K, y.data(), 1);
+    // Each output is one row's dot product, the same however the rows are
+    // cut: a large B (a classifier's or a decoder's weights, read once and
+    // bound by memory) is cut across the threads.
+    const int64_t parts = gemvParts(N, K);
+    parallelForIf(parts > 1, parts, [&](int64_t t) {
+      const int64_t j0 = N * t / parts, j1 = N * (t + 1) / parts;
+      dotRows(j1 - j0, 1, K, B + j0 * ldb, ldb, vec.data(), K, y.data() + j0, 1);
+    });
   }
   for (int64_t j = 0; j < N; ++j)
     C[j] = alpha * y[j] + (beta == T(0) ? T(0) : beta * C[j]);

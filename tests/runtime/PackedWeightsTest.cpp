@@ -194,3 +194,54 @@ TEST(PackedWeights, NarrowProductsGiveTheWideKernelsBits) {
             }
   setGemmEngine(original.c_str());
 }
+
+namespace {
+
+/// Matrix-vector products (one row of A, or one column of B) over a matrix
+/// large enough to be cut across the threads (gemv's row ranges): the same
+/// bits on one, two and three threads, and on one thread each output is
+/// that row's dot product alone (the product of a one-row slice).
+TEST(MatrixVector, LargeProductsGiveTheSameBitsOnEveryThreadCount) {
+  std::mt19937 rng(71);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  const int64_t N = 1003, K = 1280; // 1.28M matrix elements, rows off every cut
+  std::vector<float> a(static_cast<size_t>(K)), w(static_cast<size_t>(N * K));
+  for (float &v : a)
+    v = d(rng);
+  for (float &v : w)
+    v = d(rng);
+  const std::string original = gemmEngineName();
+  for (const char *engine : {"baseline", "avx2", "avx512"}) {
+    if (!setGemmEngine(engine))
+      continue;
+    SCOPED_TRACE(engine);
+    auto rowTimesW = [&](int threads) { // 1 x K by (N x K)^T
+      setThreadCount(threads);
+      std::vector<float> c(static_cast<size_t>(N));
+      sgemm(false, true, 1, N, K, 1.0f, a.data(), K, w.data(), K, 0.0f, c.data(), N);
+      return c;
+    };
+    auto wTimesColumn = [&](int threads) { // (N x K) by K x 1
+      setThreadCount(threads);
+      std::vector<float> c(static_cast<size_t>(N));
+      sgemm(false, false, N, 1, K, 1.0f, w.data(), K, a.data(), 1, 0.0f, c.data(), 1);
+      return c;
+    };
+    const std::vector<float> r1 = rowTimesW(1), c1 = wTimesColumn(1);
+    for (int threads : {2, 3}) {
+      const std::vector<float> r = rowTimesW(threads), c = wTimesColumn(threads);
+      EXPECT_EQ(0, std::memcmp(r1.data(), r.data(), r.size() * sizeof(float))) << threads;
+      EXPECT_EQ(0, std::memcmp(c1.data(), c.data(), c.size() * sizeof(float))) << threads;
+    }
+    setThreadCount(1);
+    for (int64_t j : {int64_t{0}, int64_t{500}, N - 1}) {
+      float one = 0;
+      sgemm(false, true, 1, 1, K, 1.0f, a.data(), K, w.data() + j * K, K, 0.0f, &one, 1);
+      EXPECT_EQ(one, r1[static_cast<size_t>(j)]) << "row " << j;
+    }
+  }
+  setThreadCount(1);
+  setGemmEngine(original.c_str());
+}
+
+} // namespace
