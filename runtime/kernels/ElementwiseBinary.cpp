@@ -115,6 +115,56 @@ Status runBinary(const Tensor &A, const Tensor &B, const std::vector<int64_t> &a
   return Status::success();
 }
 
+/// The output dims of A op B when no broadcast walk is needed: A and B of
+/// one shape, or one of them a single element of no higher rank than the
+/// other (the output then has the other's dims); null otherwise.
+const std::vector<int64_t> *flatDims(const Tensor &A, const Tensor &B) {
+  if (A.dims() == B.dims())
+    return &A.dims();
+  if (B.rank() <= A.rank() && B.numElements() == 1)
+    return &A.dims();
+  if (A.rank() <= B.rank() && A.numElements() == 1)
+    return &B.dims();
+  return nullptr;
+}
+
+/// out = op(A, B) for inputs flatDims takes, as one run over the n outputs
+/// (each input read at unit stride, or stride 0 when it is the single
+/// element): the plan's single run, cut across the threads the same way,
+/// without building the plan (its vectors cost more than a small node's
+/// arithmetic). Writes over an input this node reads for the last time,
+/// when one has the output's shape (reusesInput).
+template <typename TA, typename TB, typename TO, typename Op>
+Status runFlat(KernelContext &ctx, const Tensor &A, const Tensor &B,
+               const std::vector<int64_t> &dims, const Op &op, bool mayReuse, TensorPtr &out) {
+  ComputeView<TA> va;
+  ONNXSLIM_RETURN_IF_ERROR(viewCompute(A, va));
+  ComputeView<TB> vb;
+  ONNXSLIM_RETURN_IF_ERROR(viewCompute(B, vb));
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  const int64_t sa = A.numElements() == n ? 1 : 0, sb = B.numElements() == n ? 1 : 0;
+  auto run = [&](ComputeType<TO> *o) {
+    parallelSpans(n, 16, [&](int64_t begin, int64_t end) {
+      binarySpan(va.data() + begin * sa, sa, vb.data() + begin * sb, sb, o + begin, end - begin,
+                 op);
+    });
+  };
+  if (mayReuse)
+    for (size_t i : {size_t{0}, size_t{1}})
+      if (const Tensor *R = ctx.reusableInput(i, A.dtype(), dims)) {
+        run(const_cast<ComputeType<TO> *>(R->dataAs<ComputeType<TO>>()));
+        out = std::make_shared<Tensor>(R->dtype(), R->dims(), R->buffer());
+        return Status::success();
+      }
+  ComputeOutput<TO> o;
+  ONNXSLIM_RETURN_IF_ERROR(o.init(dims));
+  run(o.data());
+  out = o.finish();
+  return Status::success();
+}
+
 /// out = op(A, B) written over the bytes of an input of the output's shape
 /// that this node reads for the last time (KernelContext::reusableInput):
 /// each output element is computed from the same position of that input
@@ -173,10 +223,20 @@ Status binaryOp(KernelContext &ctx, const Op &op, bool legacy) {
   ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(0, A));
   ONNXSLIM_RETURN_IF_ERROR(ctx.requireTensor(1, B));
   ONNXSLIM_RETURN_IF_ERROR(sameTypes(*A, *B));
+  TensorPtr out;
+  if (const std::vector<int64_t> *dims = legacy ? nullptr : flatDims(*A, *B)) {
+    ONNXSLIM_RETURN_IF_ERROR(dispatchType<Types>(A->dtype(), [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      using TO = std::conditional_t<kBoolOut, bool, T>;
+      return runFlat<T, T, TO>(ctx, *A, *B, *dims, op,
+                               !kBoolOut && std::is_floating_point_v<T>, out);
+    }));
+    ctx.setOutput(0, std::move(out));
+    return Status::success();
+  }
   std::vector<int64_t> bDims = B->dims();
   if (legacy)
     ONNXSLIM_RETURN_IF_ERROR(legacyBroadcastDims(ctx, *A, *B, bDims));
-  TensorPtr out;
   ONNXSLIM_RETURN_IF_ERROR(dispatchType<Types>(A->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using TO = std::conditional_t<kBoolOut, bool, T>;

@@ -1678,6 +1678,93 @@ TEST(NormKernels, LayerNormRowsMatchALongDoubleReferenceOnEveryThreadCount) {
 /// and Y each of them or one element: whereFlat) gives the walk's bytes:
 /// the same Where with the condition one rank lower takes the walk. Element
 /// sizes 1, 2, 4 and 8, a scalar on either side or both, and condition
+/// Binary elementwise ops on operands of one shape, or with one operand a
+/// single element of no higher rank, skip the broadcast plan (runFlat):
+/// each output is the op on its two elements, bit for bit as a scalar loop
+/// computes it (float Add/Sub/Mul/Div, int32 Add/Mul, bool-out Greater,
+/// with NaN and signed zeros), with the output's dims the larger operand's;
+/// a single element of higher rank still broadcasts through the plan
+/// ([1,1,1] with [5] gives [1,1,5]); and a tensor large enough to be cut
+/// across the threads gives the same bits on one and three.
+TEST(BinaryKernel, FlatOperandsGiveTheScalarLoopsBits) {
+  std::mt19937 rng(83);
+  std::vector<float> a = randomFloats(rng, 2 * 3 * 37), b = randomFloats(rng, 2 * 3 * 37);
+  a[5] = std::nanf("");
+  b[7] = std::nanf("");
+  a[9] = -0.0f;
+  b[9] = 0.0f;
+  b[11] = 0.0f; // a division by zero
+  const float k = 0.75f;
+  struct Case {
+    const char *op;
+    float (*f)(float, float);
+  };
+  const Case cases[] = {{"Add", [](float x, float y) { return x + y; }},
+                        {"Sub", [](float x, float y) { return x - y; }},
+                        {"Mul", [](float x, float y) { return x * y; }},
+                        {"Div", [](float x, float y) { return x / y; }}};
+  auto bits = [](const std::vector<float> &v) {
+    std::vector<uint32_t> u(v.size());
+    std::memcpy(u.data(), v.data(), v.size() * sizeof(float));
+    return u;
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.op);
+    std::vector<float> same(a.size()), byScalar(a.size()), scalarBy(a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      same[i] = c.f(a[i], b[i]);
+      byScalar[i] = c.f(a[i], k);
+      scalarBy[i] = c.f(k, b[i]);
+    }
+    NodeRun r1 = runNode(c.op, 14, {floats({2, 3, 37}, a), floats({2, 3, 37}, b)});
+    NodeRun r2 = runNode(c.op, 14, {floats({2, 3, 37}, a), floats({1, 1}, {k})});
+    NodeRun r3 = runNode(c.op, 14, {floats({}, {k}), floats({2, 3, 37}, b)});
+    ASSERT_TRUE(r1.status.ok() && r2.status.ok() && r3.status.ok());
+    EXPECT_EQ(bits(floatValues(r1.out())), bits(same));
+    EXPECT_EQ(bits(floatValues(r2.out())), bits(byScalar));
+    EXPECT_EQ(bits(floatValues(r3.out())), bits(scalarBy));
+    EXPECT_EQ(r2.out()->dims(), (std::vector<int64_t>{2, 3, 37}));
+    EXPECT_EQ(r3.out()->dims(), (std::vector<int64_t>{2, 3, 37}));
+  }
+  // int32 and a bool output.
+  std::vector<int32_t> ia(50), ib(50);
+  for (int i = 0; i < 50; ++i) {
+    ia[static_cast<size_t>(i)] = i * 7919 - 100000;
+    ib[static_cast<size_t>(i)] = 3 - i;
+  }
+  auto ints = [](std::vector<int64_t> dims, const std::vector<int32_t> &v) {
+    return Tensor::fromValues<int32_t>(DataType::Int32, std::move(dims), v);
+  };
+  NodeRun add = runNode("Add", 14, {ints({5, 10}, ia), ints({5, 10}, ib)});
+  NodeRun mul = runNode("Mul", 14, {ints({5, 10}, ia), ints({1}, {-3})});
+  NodeRun gt = runNode("Greater", 13, {floats({2, 3, 37}, a), floats({1}, {0.0f})});
+  ASSERT_TRUE(add.status.ok() && mul.status.ok() && gt.status.ok());
+  for (size_t i = 0; i < 50; ++i) {
+    EXPECT_EQ(add.out()->dataAs<int32_t>()[i], ia[i] + ib[i]);
+    EXPECT_EQ(mul.out()->dataAs<int32_t>()[i], ia[i] * -3);
+  }
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_EQ(gt.out()->dataAs<bool>()[i], a[i] > 0.0f) << i;
+  // A single element of higher rank broadcasts the other's dims up.
+  NodeRun up = runNode("Add", 14, {floats({1, 1, 1}, {k}), floats({5}, {1, 2, 3, 4, 5})});
+  ASSERT_TRUE(up.status.ok());
+  EXPECT_EQ(up.out()->dims(), (std::vector<int64_t>{1, 1, 5}));
+  EXPECT_EQ(floatValues(up.out()), (std::vector<float>{1.75f, 2.75f, 3.75f, 4.75f, 5.75f}));
+  // Cut across the threads (parallelSpans splits from 8M elements).
+  const int64_t big = (int64_t{1} << 23) + 37;
+  std::vector<float> x = randomFloats(rng, big), y = randomFloats(rng, big);
+  auto run = [&](int threads) {
+    setThreadCount(threads);
+    NodeRun r = runNode("Div", 14, {floats({big}, x), floats({big}, y)});
+    EXPECT_TRUE(r.status.ok());
+    return bits(floatValues(r.out()));
+  };
+  const std::vector<uint32_t> one = run(1), three = run(3);
+  EXPECT_EQ(one, three);
+  EXPECT_EQ(one[big - 1], bits({x[static_cast<size_t>(big - 1)] / y[static_cast<size_t>(big - 1)]})[0]);
+  setThreadCount(1);
+}
+
 /// bytes other than 0 and 1 (true).
 TEST(WhereKernel, FlatPathGivesTheBroadcastWalksBytes) {
   std::mt19937 rng(47);
