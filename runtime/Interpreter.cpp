@@ -675,12 +675,8 @@ Status Interpreter::callKernel(const Node &node, const KernelDef *kernel, int64_
     ctx.requestOutputClamp(*clamp);
   if (addend)
     ctx.requestOutputAddend(addend);
-  for (size_t i = 0; i < 64; ++i) {
-    if (lastUseMask >> i & 1)
-      ctx.markLastUse(i);
-    if (constantMask >> i & 1)
-      ctx.markConstant(i);
-  }
+  ctx.markLastUses(lastUseMask);
+  ctx.markConstants(constantMask);
   ctx.setNodeState(state);
   Status s;
   try {

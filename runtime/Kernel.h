@@ -266,6 +266,8 @@ public:
     if (i < 64)
       lastUse_ |= uint64_t{1} << i;
   }
+  /// markLastUse for every input i whose bit i is set in `mask`.
+  void markLastUses(uint64_t mask) { lastUse_ |= mask; }
   /// Input i when its bytes may be overwritten by this node's output: this
   /// is its last reader, nothing else holds the tensor or shares its bytes
   /// (no view, no graph input, no constant), and it has `dtype` and `dims`.
@@ -290,6 +292,8 @@ public:
     if (i < 64)
       constant_ |= uint64_t{1} << i;
   }
+  /// markConstant for every input i whose bit i is set in `mask`.
+  void markConstants(uint64_t mask) { constant_ |= mask; }
   bool isConstantInput(size_t i) const { return i < 64 && (constant_ >> i & 1); }
 
   /// State this kernel keeps for this node from one run of the interpreter
