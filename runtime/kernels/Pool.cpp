@@ -300,6 +300,90 @@ void maxPoolSeparable(const float *x, float *y, int64_t planes, const Window::Di
     maxPoolSeparablePlane(x + p * inS, y + p * outS, g, t, emptyColumns);
   });
 }
+
+/// Float 2-D (or 1-D) average pooling of one plane with AVX-512, 16 outputs
+/// of a row at a time: each output's sum from zero over its window's taps
+/// in (ky, kx) order, the padding's taps adding zeros (a sum from +0 is
+/// never -0, so adding +0 changes no bit: the row-wise loop's sums, which
+/// skip them), then divided by `divisors` (the output's tap count, 0 for
+/// none: the output is then 0). Input rows are padded with zeros once per
+/// plane, and at a column stride of 2 split into their even and odd
+/// columns, so that every tap is a unit-stride run.
+__attribute__((target("avx512f"))) void averagePoolPlane(const float *xp, float *yp,
+                                                         const Window::Dims3 &g, const TapRanges &t,
+                                                         const float *divisors) {
+  const int64_t ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];
+  const int64_t kw = g.kernel[2], sx = g.strides[2], dx = g.dilations[2], pl = g.padBegin[2];
+  const int64_t sy = g.strides[1], dy = g.dilations[1], pt = g.padBegin[1];
+  const int64_t pitch = (ow + 15) / 16 * 16;
+  const int64_t pw = (ow - 1) * sx + (kw - 1) * dx + 1;
+  const int64_t padLen = (pw + 31) / 32 * 32 + 32;
+  // Per input row: the padded row (sx 1), or its even then odd columns.
+  const int64_t rowLen = sx == 1 ? padLen : 2 * (padLen / 2 + pitch + 16);
+  float *rows = scratch<float, 18>(ih * rowLen + padLen);
+  float *pad = rows + ih * rowLen;
+  const __m512 zero = _mm512_setzero_ps();
+  for (int64_t i = 0; i < padLen; i += 16)
+    _mm512_storeu_ps(pad + i, zero);
+  const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odds = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const int64_t c0 = std::max<int64_t>(0, -pl), c1 = std::min(iw, pw - pl);
+  for (int64_t iy = 0; iy < ih; ++iy) {
+    float *row = rows + iy * rowLen;
+    float *dst = sx == 1 ? row : pad;
+    if (sx == 1)
+      for (int64_t i = 0; i < padLen; i += 16)
+        _mm512_storeu_ps(row + i, zero);
+    if (c1 > c0)
+      std::memcpy(dst + c0 + pl, xp + iy * iw + c0, sizeof(float) * static_cast<size_t>(c1 - c0));
+    if (sx == 2) {
+      const int64_t half = rowLen / 2;
+      for (int64_t i = 0; i < rowLen; i += 16)
+        _mm512_storeu_ps(row + i, zero);
+      for (int64_t j = 0; j < padLen / 2; j += 16) {
+        const __m512 a = _mm512_loadu_ps(pad + 2 * j), b = _mm512_loadu_ps(pad + 2 * j + 16);
+        _mm512_storeu_ps(row + j, _mm512_permutex2var_ps(a, evens, b));
+        _mm512_storeu_ps(row + half + j, _mm512_permutex2var_ps(a, odds, b));
+      }
+    }
+  }
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    const int64_t y0 = oy * sy - pt;
+    for (int64_t ox = 0; ox < ow; ox += 16) {
+      __m512 acc = zero;
+      for (int64_t ky = t.lo[1][oy]; ky < t.hi[1][oy]; ++ky) {
+        const float *row = rows + (y0 + ky * dy) * rowLen;
+        for (int64_t kx = 0; kx < kw; ++kx) {
+          const int64_t o = kx * dx;
+          const float *src = sx == 1 ? row + o : row + (o % 2 == 0 ? 0 : rowLen / 2) + o / 2;
+          acc = _mm512_add_ps(acc, _mm512_loadu_ps(src + ox));
+        }
+      }
+      const __mmask16 m = firstLanes(ow - ox);
+      const __m512 d = _mm512_maskz_loadu_ps(m, divisors + oy * ow + ox);
+      const __mmask16 some = _mm512_mask_cmp_ps_mask(m, d, zero, _CMP_GT_OQ);
+      _mm512_mask_storeu_ps(yp + oy * ow + ox, m, _mm512_maskz_div_ps(some, acc, d));
+    }
+  }
+}
+
+/// averagePoolPlane over every plane, the planes across the threads when
+/// `split`; the divisors computed once.
+void averagePoolRows(const float *x, float *y, int64_t planes, const Window::Dims3 &g,
+                     const TapRanges &t, bool includePad, bool split) {
+  std::vector<float> divisors(static_cast<size_t>(g.out[1] * g.out[2]));
+  for (int64_t oy = 0, o = 0; oy < g.out[1]; ++oy)
+    for (int64_t ox = 0; ox < g.out[2]; ++ox, ++o) {
+      const int64_t count = includePad ? t.padded[0][0] * t.padded[1][oy] * t.padded[2][ox]
+                                       : (t.hi[0][0] - t.lo[0][0]) * (t.hi[1][oy] - t.lo[1][oy]) *
+                                             (t.hi[2][ox] - t.lo[2][ox]);
+      divisors[static_cast<size_t>(o)] = count > 0 ? static_cast<float>(count) : 0.0f;
+    }
+  const int64_t inS = g.in[1] * g.in[2], outS = g.out[1] * g.out[2];
+  parallelForIf(split && planes > 1, planes, [&](int64_t p) {
+    averagePoolPlane(x + p * inS, y + p * outS, g, t, divisors.data());
+  });
+}
 #endif
 
 /// Reads kernel_shape and computes the pooling window over X's spatial dims.
@@ -460,6 +544,14 @@ template <typename T> Status sumPoolTyped(KernelContext &ctx, SumKind kind) {
   int64_t planes = X.dims()[0] * X.dims()[1], inS = win.inSize(), outS = win.outSize();
   const C *x = X.data();
   C *y = Y.data();
+#ifdef ONNXSLIM_ISA_X86
+  if constexpr (std::is_same_v<T, float>)
+    if (kind == SumKind::Average && maxPoolSeparableFits(g)) {
+      averagePoolRows(x, y, planes, g, t, includePad, planes * inS >= kPoolSplitElements);
+      ctx.setOutput(0, Y.finish());
+      return Status::success();
+    }
+#endif
   if (kind == SumKind::Average) {
     // Sum row-wise, then divide by each output's tap count.
     rowwisePool<C, false>(x, y, planes, g, t);

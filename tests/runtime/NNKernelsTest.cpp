@@ -1114,6 +1114,67 @@ TEST(PoolKernels, SeparablePassesAreTheBitsOfTheRowwiseLoop) {
   setGemmEngine(original.c_str());
 }
 
+/// On AVX-512, 2-D (and 1-D) float average pooling at a column stride of 1
+/// or 2 sums 16 outputs of a row at a time over zero-padded rows
+/// (averagePoolPlane): the row-wise loop's bits (each sum from zero in
+/// (ky, kx) order, the padding adding +0), NaN and infinities included,
+/// with and without count_include_pad, row strides 1 to 3, dilations
+/// (opset 19), asymmetric pads, ceil_mode with windows past the input,
+/// several images; and the same bits on one and two threads.
+TEST(PoolKernels, AveragePoolRowsAreTheBitsOfTheRowwiseLoop) {
+  struct Case {
+    std::vector<int64_t> dims, kernel, strides, dilations, pads;
+    int64_t ceil;
+  };
+  const Case cases[] = {{{1, 24, 111, 111}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0},
+                        {{2, 5, 17, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0},
+                        {{1, 3, 35, 70}, {3, 3}, {2, 2}, {1, 1}, {1, 0, 1, 2}, 1},
+                        {{1, 2, 20, 23}, {5, 5}, {3, 1}, {1, 2}, {4, 4, 4, 4}, 0},
+                        {{1, 2, 41, 67}, {2, 3}, {1, 2}, {2, 1}, {0, 1, 1, 0}, 1},
+                        {{2, 3, 100}, {7}, {2}, {1}, {3, 3}, 1}};
+  std::mt19937 rng(37);
+  const std::string original = gemmEngineName();
+  if (!setGemmEngine("avx512")) {
+    setGemmEngine(original.c_str());
+    GTEST_SKIP() << "this CPU has no AVX-512: average pooling keeps its row-wise loop";
+  }
+  for (const Case &c : cases)
+    for (int64_t includePad : {0, 1})
+      for (bool specials : {false, true}) {
+        int64_t n = 1;
+        for (int64_t d : c.dims)
+          n *= d;
+        std::vector<float> x = randomFloats(rng, n);
+        if (specials)
+          for (size_t i = 0; i < x.size(); i += 97)
+            x[i] = i % 3 == 0   ? std::nanf("")
+                   : i % 3 == 1 ? std::numeric_limits<float>::infinity()
+                                : -0.0f;
+        std::vector<Attr> attrs = {aInts("kernel_shape", c.kernel), aInts("strides", c.strides),
+                                   aInts("dilations", c.dilations), aInts("pads", c.pads),
+                                   aInt("ceil_mode", c.ceil), aInt("count_include_pad", includePad)};
+        auto run = [&](const char *engine, int threads) {
+          EXPECT_TRUE(setGemmEngine(engine));
+          setThreadCount(threads);
+          NodeRun r = runNode("AveragePool", 19, {floats(c.dims, x)}, attrs);
+          EXPECT_TRUE(r.status.ok()) << r.status.message();
+          return floatValues(r.out());
+        };
+        const std::vector<float> rows = run("avx512", 1), rowwise = run("baseline", 1);
+        const std::vector<float> split = run("avx512", 2);
+        ASSERT_EQ(rows.size(), rowwise.size());
+        const std::string what = "dims " + shapeString(c.dims) + ", kernel " +
+                                 shapeString(c.kernel) + (includePad ? ", pads counted" : "") +
+                                 (specials ? ", NaN and inf" : "");
+        EXPECT_EQ(std::memcmp(rows.data(), rowwise.data(), rows.size() * sizeof(float)), 0)
+            << what;
+        EXPECT_EQ(std::memcmp(rows.data(), split.data(), rows.size() * sizeof(float)), 0)
+            << what << " on two threads";
+      }
+  setThreadCount(1);
+  setGemmEngine(original.c_str());
+}
+
 /// At unit stride the row-wise loop combines a tap's outputs in SIMD
 /// batches (combineRow): MaxPool gives the per-output loop's maxima (with
 /// -inf and ties in the input, rows from one element to past several
