@@ -648,41 +648,37 @@ template <typename T> Status globalPoolTyped(KernelContext &ctx, GlobalKind kind
   ONNXSLIM_RETURN_IF_ERROR(Y.init(outDims));
   if (kind == GlobalKind::Max && inS == 0 && planes > 0)
     return KernelContext::error("GlobalMaxPool over an empty spatial extent");
+  // The mean of plane pl: summed in double, in an order fixed on every
+  // machine (sumFloats); large poolings take the planes across the threads.
+  auto mean = [&](int64_t pl) {
+    const C *xp = X.data() + pl * inS;
+    double sum = 0;
+    if constexpr (std::is_same_v<C, float>)
+      sum = sumFloats(xp, inS);
+    else
+      for (int64_t i = 0; i < inS; ++i)
+        sum += static_cast<double>(xp[i]);
+    Y.data()[pl] = inS ? static_cast<C>(sum / static_cast<double>(inS)) : C(0);
+  };
+  if (kind == GlobalKind::Average) {
+    parallelForIf(planes > 1 && planes * inS >= kPoolSplitElements, planes, mean);
+    ctx.setOutput(0, Y.finish());
+    return Status::success();
+  }
+  // Max and Lp: one plane at a time (Lp sums in double).
   for (int64_t pl = 0; pl < planes; ++pl) {
     const C *xp = X.data() + pl * inS;
-    if (kind == GlobalKind::Average) {
-      // Sums in double, in an order fixed on every machine (sumFloats).
-      double sum = 0;
-      if constexpr (std::is_same_v<C, float>)
-        sum = sumFloats(xp, inS);
-      else
-        for (int64_t i = 0; i < inS; ++i)
-          sum += static_cast<double>(xp[i]);
-      Y.data()[pl] = inS ? static_cast<C>(sum / static_cast<double>(inS)) : C(0);
+    if (kind == GlobalKind::Max) {
+      C acc = xp[0];
+      for (int64_t i = 0; i < inS; ++i)
+        acc = xp[i] > acc ? xp[i] : acc;
+      Y.data()[pl] = acc;
       continue;
     }
-    C acc = kind == GlobalKind::Max ? xp[0] : C(0);
-    // Accumulate in double for long planes so the mean stays accurate.
     double sum = 0;
-    for (int64_t i = 0; i < inS; ++i) {
-      C v = xp[i];
-      switch (kind) {
-      case GlobalKind::Max:
-        acc = v > acc ? v : acc;
-        break;
-      case GlobalKind::Average:
-        sum += v;
-        break;
-      case GlobalKind::Lp:
-        sum += std::pow(std::abs(static_cast<double>(v)), p);
-        break;
-      }
-    }
-    if (kind == GlobalKind::Average)
-      acc = inS ? static_cast<C>(sum / static_cast<double>(inS)) : C(0);
-    else if (kind == GlobalKind::Lp)
-      acc = static_cast<C>(std::pow(sum, 1.0 / p));
-    Y.data()[pl] = acc;
+    for (int64_t i = 0; i < inS; ++i)
+      sum += std::pow(std::abs(static_cast<double>(xp[i])), p);
+    Y.data()[pl] = static_cast<C>(std::pow(sum, 1.0 / p));
   }
   ctx.setOutput(0, Y.finish());
   return Status::success();

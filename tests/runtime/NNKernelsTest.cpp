@@ -1230,7 +1230,8 @@ TEST(PoolKernels, UnitStrideRowsMatchPerOutputLoop) {
 /// (sumFloats): the same bits on every engine, within a float's rounding of
 /// the exact mean, for planes shorter than one group of 32 lanes, on and
 /// off the group, and long ones (with a large offset, where a float sum
-/// would lose digits).
+/// would lose digits); and on one and two threads, when its planes go
+/// across them.
 TEST(PoolKernels, GlobalAverageIsTheSameOnEveryEngine) {
   std::mt19937 rng(23);
   const std::string original = gemmEngineName();
@@ -1260,6 +1261,17 @@ TEST(PoolKernels, GlobalAverageIsTheSameOnEveryEngine) {
           << "plane " << plane << " channel " << c;
     }
   }
+  // Large enough for the planes to go across the threads: the same bits.
+  std::vector<float> big = randomFloats(rng, 64 * 12544);
+  auto pool = [&](int threads) {
+    setThreadCount(threads);
+    NodeRun r = runNode("GlobalAveragePool", 1, {floats({1, 64, 112, 112}, big)}, {});
+    EXPECT_TRUE(r.status.ok()) << r.status.message();
+    return floatValues(r.out());
+  };
+  const std::vector<float> one = pool(1), two = pool(2);
+  EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0);
+  setThreadCount(1);
 }
 
 /// Linear and cubic image resizes take blendLastTwo (its second pass
