@@ -80,4 +80,17 @@ bool planPadded(const Window::Dims3 &g, PaddedPlan &p) {
   return true;
 }
 
+void packFilterColumns(const float *w, int64_t mStride, int64_t kStride, int64_t M, int64_t K,
+                       float *packed) {
+  const int64_t width = gemmPanelWidth<float>(), panels = (M + width - 1) / width;
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t k = 0; k < K; ++k) {
+      float *row = packed + (p * K + k) * width;
+      for (int64_t j = 0; j < width; ++j) {
+        const int64_t m = p * width + j;
+        row[j] = m < M ? w[m * mStride + k * kStride] : 0.0f;
+      }
+    }
+}
+
 } // namespace onnxslim::rt::nn

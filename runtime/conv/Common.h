@@ -52,6 +52,13 @@ struct PackedFilters {
              int64_t n);
 };
 
+/// Given filters read as a K x M matrix (element (k, m) at w[m * mStride +
+/// k * kStride]: input channels by output channels), Execute: writes it
+/// into `packed` as the GEMM's B panels (gemmPanelWidth<float>() columns
+/// each, zero past M), for a product that multiplies positions by filters.
+void packFilterColumns(const float *w, int64_t mStride, int64_t kStride, int64_t M, int64_t K,
+                       float *packed);
+
 /// Elements of the im2col/col2im buffer built at a time (a few MB).
 constexpr int64_t kColumnBudget = int64_t{1} << 20;
 

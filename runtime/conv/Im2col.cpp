@@ -247,14 +247,7 @@ const float *transposedFilters(const float *w, int64_t group, int64_t Mg, int64_
     return kept->data.data();
   float *packed = kept ? kept->data.data() : scratch<float, 11>(group * size);
   for (int64_t gi = 0; gi < group; ++gi)
-    for (int64_t p = 0; p < panels; ++p)
-      for (int64_t k = 0; k < K; ++k) {
-        float *row = packed + gi * size + (p * K + k) * width;
-        for (int64_t j = 0; j < width; ++j) {
-          const int64_t m = p * width + j;
-          row[j] = m < Mg ? w[(gi * Mg + m) * K + k] : 0.0f;
-        }
-      }
+    packFilterColumns(w + gi * Mg * K, K, 1, Mg, K, packed + gi * size);
   return packed;
 }
 

@@ -48,14 +48,7 @@ const float *tapFilters(const float *w, int64_t M, int64_t C, int64_t taps, Pack
     return kept->data.data();
   float *packed = kept ? kept->data.data() : scratch<float, 14>(taps * size);
   for (int64_t t = 0; t < taps; ++t)
-    for (int64_t p = 0; p < panels; ++p)
-      for (int64_t c = 0; c < C; ++c) {
-        float *row = packed + t * size + (p * C + c) * width;
-        for (int64_t j = 0; j < width; ++j) {
-          const int64_t m = p * width + j;
-          row[j] = m < M ? w[(m * C + c) * taps + t] : 0.0f;
-        }
-      }
+    packFilterColumns(w + t, C * taps, taps, M, C, packed + t * size);
   return packed;
 }
 
