@@ -20,6 +20,7 @@
 #endif
 
 #include <algorithm>
+#include <vector>
 #include <cmath>
 
 namespace onnxslim::rt {
@@ -363,6 +364,36 @@ double sumFloats(const float *x, int64_t n) {
     for (int k = 0; k < 32; ++k)
       s[k] += static_cast<double>(x[i + k]);
   return combineLanes(s, x, i, n);
+}
+
+void sumChannelsLast(const float *x, int64_t P, int64_t C, double *sums) {
+  // Eight channels at a time: sumFloats' 32 lanes of each (lane k of
+  // channel j at s[k][j]), its combination of the lanes, then its tail in
+  // order; the channels innermost.
+  constexpr int64_t kChannels = 8;
+  for (int64_t c0 = 0; c0 < C; c0 += kChannels) {
+    const int64_t cn = std::min(kChannels, C - c0);
+    double s[32][kChannels] = {};
+    int64_t i = 0;
+    for (; i + 32 <= P; i += 32)
+      for (int64_t k = 0; k < 32; ++k) {
+        const float *px = x + (i + k) * C + c0;
+        for (int64_t j = 0; j < cn; ++j)
+          s[k][j] += static_cast<double>(px[j]);
+      }
+    double *out = sums + c0;
+    for (int64_t j = 0; j < cn; ++j) {
+      double t[8];
+      for (int q = 0; q < 8; ++q)
+        t[q] = (s[q][j] + s[q + 8][j]) + (s[q + 16][j] + s[q + 24][j]);
+      out[j] = ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
+    }
+    for (; i < P; ++i) {
+      const float *px = x + i * C + c0;
+      for (int64_t j = 0; j < cn; ++j)
+        out[j] += static_cast<double>(px[j]);
+    }
+  }
 }
 
 void addFloats(float *p, const float *z, int64_t n) {

@@ -62,6 +62,10 @@ void addFloats(float *p, const float *z, int64_t n);
 /// pooling's plane sums.
 double sumFloats(const float *x, int64_t n);
 
+/// Given P pixels of C channels (x[p * C + c]), Execute: sums[c] = the sum
+/// of channel c's P values, in sumFloats' order (so its bits).
+void sumChannelsLast(const float *x, int64_t P, int64_t C, double *sums);
+
 /// Given a row of n floats, its scale and bias (n each; bias may be null)
 /// and epsilon, Execute: y[i] = (x[i] - mean) * invStd * scale[i] (+
 /// bias[i]), LayerNormalization's row, with the mean and the population

@@ -10,9 +10,19 @@
 // becomes the activation's result and the activation step is skipped, else
 // the activation runs as usual. Results are bit-identical.
 //
+// And a layout is planned (planChannelsLast): on AVX-512, a pointwise Conv
+// that a depthwise one reads is asked to write its image channels last,
+// and so is that depthwise Conv; the elementwise steps, GlobalAveragePool
+// and the Convs after them read it as it is (Step::layout). Any other
+// reader, and every graph output, gets a channels-first copy
+// (arrangeChannelsLast), so the plan decides speed, never results; the
+// kernels that take the layout give the bits of their channels-first forms.
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/Interpreter.h"
 #include "runtime/ElementwiseChain.h"
+#include "runtime/Gemm.h"
+#include "runtime/Layout.h"
 #include "runtime/ThreadPool.h"
 
 #include "runtime/kernels/TensorHelpers.h"
@@ -22,6 +32,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <new>
 #include <optional>
@@ -77,9 +88,20 @@ struct Step {
   std::vector<int64_t> chainSteps;
   size_t chainInput = 0;
   size_t chainMinRank = 0;
+  /// How this step reads channels-last values (RtValue::channelsLast):
+  /// Plain steps get channels-first copies; Transparent ones (elementwise)
+  /// compute on them as they are when every operand is channels last with
+  /// the same dims, a single element, or (binary ops) one value per
+  /// channel, and their result is channels last too; Aware kernels (Conv,
+  /// GlobalAveragePool) read the layout themselves.
+  enum class Layout : uint8_t { Plain, Transparent, Aware };
+  Layout layout = Layout::Plain;
+  /// A Conv asked to write its output channels last (planChannelsLast).
+  bool writeLast = false;
 };
 
-/// "1x3x224x224, 64x3x7x7" for a node's inputs ("-" omitted, "seq" a sequence).
+/// "1x3x224x224, 64x3x7x7" for a node's inputs ("-" omitted, "seq" a sequence,
+/// "1x96x7x7 (channels last)" a value held so, RtValue::channelsLast).
 std::string shapeList(const std::vector<const RtValue *> &inputs) {
   std::string out;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -96,6 +118,8 @@ std::string shapeList(const std::vector<const RtValue *> &inputs) {
         out += "scalar";
       for (size_t d = 0; d < dims.size(); ++d)
         out += (d ? "x" : "") + std::to_string(dims[d]);
+      if (v->channelsLast)
+        out += " (channels last)";
     }
   }
   return out;
@@ -143,6 +167,7 @@ struct GraphPlan {
   std::vector<Operand> outputs;
   std::vector<Step> steps;
   bool fuses = false; ///< some step has fuseStep set
+  bool channelsLast = false; ///< some step has writeLast set
   /// Error found while planning (e.g. a sparse initializer that is malformed).
   std::string planError;
 };
@@ -352,6 +377,204 @@ void planElementwiseChains(const Graph &graph, GraphPlan &p,
     head.chainMinRank = minRank;
     p.fuses = true;
   }
+}
+
+/// The forms of Conv that read and write channels-last values well.
+enum class ConvForm : uint8_t { Other, Pointwise, Depthwise };
+
+/// Given a Conv's weight operand, Result: its dims, from its tensor when a
+/// constant, else from its declared shape when every dim is known; empty
+/// otherwise.
+std::vector<int64_t> weightDims(const Operand &w) {
+  if (w.kind == Operand::Kind::Constant && w.constant->isTensor())
+    return w.constant->tensor->dtype() == DataType::Float ? w.constant->tensor->dims()
+                                                           : std::vector<int64_t>{};
+  std::vector<int64_t> dims;
+  if (!w.value || !w.value->type() || !w.value->type()->isTensor() || !w.value->type()->shape())
+    return dims;
+  for (const Dim &d : *w.value->type()->shape()) {
+    if (!d.isValue())
+      return {};
+    dims.push_back(d.getValue());
+  }
+  return dims;
+}
+
+/// Given a step, Result: its ConvForm, from its 2-D weight [M, C/group,
+/// kh, kw] and attributes: a 1x1 kernel of one group at unit strides
+/// without padding, or one filter per channel of at most 7x7 taps.
+ConvForm convForm(const Step &st) {
+  const Node &n = *st.node;
+  if (!n.isDefaultDomain() || n.opType() != "Conv" || !st.kernel || n.numResults() != 1 ||
+      st.operands.size() < 2)
+    return ConvForm::Other;
+  const std::vector<int64_t> d = weightDims(st.operands[1]);
+  if (d.size() != 4)
+    return ConvForm::Other;
+  const int64_t group = n.attrInt("group", 1);
+  if (d[2] == 1 && d[3] == 1 && group == 1) {
+    for (int64_t v : n.attrInts("strides"))
+      if (v != 1)
+        return ConvForm::Other;
+    for (int64_t v : n.attrInts("pads"))
+      if (v != 0)
+        return ConvForm::Other;
+    return ConvForm::Pointwise;
+  }
+  if (d[1] == 1 && group == d[0] && d[2] * d[3] <= 49)
+    return ConvForm::Depthwise;
+  return ConvForm::Other;
+}
+
+bool isBinaryElementwise(const std::string &op) {
+  return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min";
+}
+
+bool isUnaryElementwise(const std::string &op) {
+  static const char *const kOps[] = {"Relu",     "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid",
+                                     "HardSwish", "Tanh",     "Elu",  "Selu",    "Celu",
+                                     "Softplus", "Softsign",  "Exp",  "Neg",     "Abs",
+                                     "Sqrt",     "Erf",       "Identity", "Mish", "Gelu"};
+  for (const char *k : kOps)
+    if (op == k)
+      return true;
+  return false;
+}
+
+/// Whether a value of static shape `dims` holds one value per channel of a
+/// rank-r image (batch and channel dims free, the spatial ones 1).
+bool perChannelShape(const Value *v, size_t r) {
+  if (!v || !v->type() || !v->type()->isTensor() || !v->type()->shape())
+    return false;
+  const Shape &dims = *v->type()->shape();
+  if (dims.size() > r)
+    return false;
+  const size_t lead = r - dims.size();
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (lead + i >= 2 && !(dims[i].isValue() && dims[i].getValue() == 1))
+      return false;
+  return true;
+}
+
+/// Given a plan whose fusions are planned, Execute: asks the Convs whose
+/// output is better held channels last to write it so (Step::writeLast),
+/// and marks how each step reads such values (Step::layout). A pointwise
+/// Conv writes channels last when a depthwise Conv reads its output (through
+/// elementwise steps); a depthwise Conv does when its input will be
+/// channels last. Every reader of such an output, through elementwise
+/// steps, must be a Conv, a GlobalAveragePool or an elementwise step whose
+/// other operand is a value of the same region or one per channel, in this
+/// graph and not a graph output. (Whatever the plan, a reader that is not
+/// planned for it gets a channels-first copy: this decides speed only.)
+void planChannelsLast(const Graph &graph, GraphPlan &p,
+                      const std::unordered_map<const Node *, size_t> &stepOf,
+                      const std::vector<bool> &pinned) {
+  if (!channelsLastAvailable())
+    return;
+  for (Step &st : p.steps) {
+    const Node &n = *st.node;
+    if (!n.isDefaultDomain() || !st.kernel || st.function)
+      continue;
+    const std::string &op = n.opType();
+    if (op == "Conv" || op == "GlobalAveragePool")
+      st.layout = Step::Layout::Aware;
+    else if (isUnaryElementwise(op) || isBinaryElementwise(op))
+      st.layout = Step::Layout::Transparent;
+  }
+  // The value a Conv step's output lands in (its fused clamp's result).
+  auto landing = [&](const Step &st) {
+    return st.fuseStep >= 0 ? p.steps[static_cast<size_t>(st.fuseStep)].node->result(0)
+                            : st.node->result(0);
+  };
+  // Walks the readers of a Conv's output through elementwise steps: false
+  // when one cannot take it channels last; `readByDepthwise` when a
+  // depthwise Conv reads it. The other operand of a binary step must be in
+  // the same region (x * sigmoid(x)), or of a shape that is one value per
+  // channel or the same as this one (or unknown: at run time, a value that
+  // is none of these makes a copy, so this only decides speed).
+  auto readersTake = [&](const Value *out, bool &readByDepthwise) {
+    std::vector<const Value *> work{out}, region{out};
+    std::vector<std::pair<const Value *, const Value *>> pairs; // (region value, other operand)
+    while (!work.empty()) {
+      const Value *v = work.back();
+      work.pop_back();
+      auto s = p.slotOf.find(v);
+      if (s == p.slotOf.end() || pinned[s->second] || !v->hasUses())
+        return false;
+      for (const Use *u : v->uses()) {
+        const Node *r = u->owner();
+        auto it = r && r->graph() == &graph ? stepOf.find(r) : stepOf.end();
+        if (it == stepOf.end())
+          return false;
+        const Step &rs = p.steps[it->second];
+        if (rs.layout == Step::Layout::Aware) {
+          if (u->index() != 0)
+            return false;
+          readByDepthwise = readByDepthwise || convForm(rs) == ConvForm::Depthwise;
+          continue;
+        }
+        if (rs.layout != Step::Layout::Transparent || r->numResults() != 1 || !r->result(0))
+          return false;
+        if (isBinaryElementwise(r->opType())) {
+          if (rs.operands.size() != 2)
+            return false;
+          pairs.emplace_back(v, rs.operands[1 - u->index()].value);
+        } else if (u->index() != 0) {
+          return false;
+        }
+        const Value *next = r->result(0);
+        if (std::find(region.begin(), region.end(), next) == region.end()) {
+          region.push_back(next);
+          work.push_back(next);
+        }
+      }
+    }
+    for (const auto &[v, other] : pairs) {
+      if (!other || std::find(region.begin(), region.end(), other) != region.end())
+        continue;
+      const std::optional<Shape> vs = v->type() ? v->type()->shape() : std::nullopt;
+      const std::optional<Shape> os = other->type() ? other->type()->shape() : std::nullopt;
+      if (vs && os && *os != *vs && !perChannelShape(other, vs->size()))
+        return false;
+    }
+    return true;
+  };
+  // Whether the value v comes from a Conv asked to write channels last,
+  // through elementwise steps (at most `hops` of them).
+  std::function<bool(const Value *, int)> fromLastConv = [&](const Value *v, int hops) {
+    const Node *def = v ? v->definingNode() : nullptr;
+    auto it = def && def->graph() == &graph ? stepOf.find(def) : stepOf.end();
+    if (it == stepOf.end() || hops < 0)
+      return false;
+    const Step &ds = p.steps[it->second];
+    if (def->opType() == "Conv" && def->isDefaultDomain())
+      return ds.writeLast;
+    if (ds.layout != Step::Layout::Transparent)
+      return false;
+    for (size_t i = 0; i < ds.operands.size() && i < 2; ++i)
+      if (fromLastConv(ds.operands[i].value, hops - 1))
+        return true;
+    return false;
+  };
+  // First the pointwise Convs a depthwise one reads, then the depthwise
+  // Convs whose input one of those writes.
+  for (const ConvForm form : {ConvForm::Pointwise, ConvForm::Depthwise})
+    for (Step &st : p.steps) {
+      bool readByDepthwise = false;
+      if (convForm(st) != form || st.fuseAddStep >= 0 ||
+          !readersTake(landing(st), readByDepthwise))
+        continue;
+      if (form == ConvForm::Pointwise) {
+        // The product's vectors run along its output channels: few of them
+        // leave a panel of the GEMM mostly empty.
+        const int64_t M = weightDims(st.operands[1])[0];
+        const int64_t width = gemmPanelWidth<float>();
+        st.writeLast = readByDepthwise && M * 4 >= (M + width - 1) / width * width * 3;
+      } else {
+        st.writeLast = fromLastConv(st.operands[0].value, 8);
+      }
+      p.channelsLast = p.channelsLast || st.writeLast;
+    }
 }
 
 std::string domainLabel(const std::string &domain) {
@@ -612,6 +835,7 @@ const GraphPlan &Interpreter::planFor(const Graph &graph) {
       pinned[p.outputs.back().slot] = true;
   }
   planElementwiseChains(graph, p, stepOf, pinned);
+  planChannelsLast(graph, p, stepOf, pinned);
   // Release each slot after its last use; a result nobody reads is released
   // right after the step that made it.
   for (size_t i = 0; i < p.steps.size(); ++i)
@@ -658,7 +882,7 @@ Status Interpreter::callKernel(const Node &node, const KernelDef *kernel, int64_
                                bool deterministicOnly, const KernelContext::OutputClamp *clamp,
                                bool *clamped, uint64_t lastUseMask, const Tensor *addend,
                                bool *added, uint64_t constantMask,
-                               std::shared_ptr<void> *state) {
+                               std::shared_ptr<void> *state, bool writeLast) {
   if (!kernel) {
     std::string msg = "unsupported op " + domainLabel(node.domain()) + "." + node.opType() +
                       " version " + std::to_string(opset);
@@ -675,6 +899,8 @@ Status Interpreter::callKernel(const Node &node, const KernelDef *kernel, int64_
     ctx.requestOutputClamp(*clamp);
   if (addend)
     ctx.requestOutputAddend(addend);
+  if (writeLast)
+    ctx.requestChannelsLastOutput();
   ctx.markLastUses(lastUseMask);
   ctx.markConstants(constantMask);
   ctx.setNodeState(state);
@@ -744,6 +970,106 @@ Status Interpreter::callFunction(const Node &node, const Function &fn,
   return Status::success();
 }
 
+namespace {
+
+/// Given the dims of a channels-last value and of another operand of an
+/// elementwise step, Result: whether the operand holds one value per
+/// channel (its dims, aligned to the right, 1 at every spatial position).
+bool perChannelDims(const std::vector<int64_t> &image, const std::vector<int64_t> &d) {
+  if (d.size() > image.size())
+    return false;
+  const size_t lead = image.size() - d.size();
+  for (size_t i = 0; i < d.size(); ++i)
+    if (lead + i >= 2 && d[i] != 1)
+      return false;
+  return true;
+}
+
+/// Dims [N, C, spatial...] as the channels-last bytes read: [N, spatial..., C].
+std::vector<int64_t> channelsLastDims(std::vector<int64_t> d) {
+  if (d.size() >= 2)
+    std::rotate(d.begin() + 1, d.begin() + 2, d.end());
+  return d;
+}
+
+/// What arrangeChannelsLast made of a step's channels-last operands: none
+/// are left (copies replaced them, or the kernel reads them itself), the
+/// step computes on them as they are (its result is channels last), or on
+/// views of them as [N, spatial..., C] (its result is too, and gets back
+/// its dims [N, C, spatial...]).
+enum class LastResult : uint8_t { None, AsIs, Permuted };
+
+/// Given a step and its operands' values, Execute: arranges the
+/// channels-last ones as the step reads them (Step::layout), keeping the
+/// copies and views it makes in `arranged` (reserved: its elements do not
+/// move), Result: which arrangement.
+LastResult arrangeChannelsLast(const Step &st, std::vector<const RtValue *> &inputs,
+                               std::vector<RtValue> &arranged) {
+  const std::vector<int64_t> *image = nullptr;
+  for (const RtValue *v : inputs)
+    if (v && v->isTensor() && v->channelsLast) {
+      image = &v->tensor->dims();
+      break;
+    }
+  if (!image)
+    return LastResult::None;
+  arranged.reserve(inputs.size());
+  if (st.layout == Step::Layout::Aware) {
+    // The kernel reads its image (operand 0) in either layout.
+    for (size_t i = 1; i < inputs.size(); ++i)
+      if (inputs[i] && inputs[i]->isTensor() && inputs[i]->channelsLast) {
+        arranged.push_back(channelsFirstCopy(*inputs[i]));
+        inputs[i] = &arranged.back();
+      }
+    return LastResult::None;
+  }
+  // Whether the step computes on the bytes as they are, or with the
+  // per-channel operand at `perChannel` seen channels last too.
+  bool asIs = st.layout == Step::Layout::Transparent;
+  size_t perChannel = inputs.size();
+  const bool binary = isBinaryElementwise(st.node->opType()) && inputs.size() == 2;
+  for (size_t i = 0; asIs && i < inputs.size(); ++i) {
+    const RtValue *v = inputs[i];
+    if (!v)
+      continue;
+    if (!v->isTensor()) {
+      asIs = false;
+    } else if (v->channelsLast) {
+      asIs = v->tensor->dims() == *image;
+    } else if (v->tensor->numElements() <= 1 && v->tensor->dims().size() <= image->size()) {
+      continue;
+    } else if (binary && perChannel == inputs.size() &&
+               perChannelDims(*image, v->tensor->dims())) {
+      perChannel = i;
+    } else {
+      asIs = false;
+    }
+  }
+  if (asIs && perChannel == inputs.size())
+    return LastResult::AsIs;
+  if (asIs) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const RtValue *v = inputs[i];
+      if (!v || !v->isTensor() || (!v->channelsLast && i != perChannel))
+        continue;
+      std::vector<int64_t> d = v->tensor->dims();
+      if (!v->channelsLast)
+        d.insert(d.begin(), image->size() - d.size(), 1);
+      arranged.push_back(RtValue::fromTensor(withDims(v->tensor, channelsLastDims(std::move(d)))));
+      inputs[i] = &arranged.back();
+    }
+    return LastResult::Permuted;
+  }
+  for (const RtValue *&v : inputs)
+    if (v && v->isTensor() && v->channelsLast) {
+      arranged.push_back(channelsFirstCopy(*v));
+      v = &arranged.back();
+    }
+  return LastResult::None;
+}
+
+} // namespace
+
 Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &frame) {
   if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
     return Status::error("the run was cancelled");
@@ -798,8 +1124,13 @@ Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &fram
   // The addend of a fused Add, when it is there (its step may still run).
   const Tensor *addend = nullptr;
   if (const RtValue *v = st.fuseAddStep >= 0 ? valueOf(st.fuseAddend) : nullptr;
-      v && v->isTensor())
+      v && v->isTensor() && !v->channelsLast)
     addend = v->tensor.get();
+  // Channels-last operands (RtValue::channelsLast): as this step reads them.
+  std::vector<RtValue> arranged;
+  LastResult lastResult = LastResult::None;
+  if (plan.channelsLast)
+    lastResult = arrangeChannelsLast(st, inputs, arranged);
   auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   bool clamped = false, added = false;
   Status s = st.function && !st.kernel
@@ -807,13 +1138,22 @@ Status Interpreter::runStep(const GraphPlan &plan, size_t stepIndex, Frame &fram
                  : callKernel(node, st.kernel, st.opset, std::move(inputs), outputs,
                               deterministicOnly_, st.fuseStep >= 0 ? &st.fuseClamp : nullptr,
                               &clamped, st.lastUseMask, addend, &added, st.constantMask,
-                              &st.state);
+                              &st.state, st.writeLast);
   if (timed)
     recordTime(node,
                node.isDefaultDomain() ? node.opType() : node.domain() + "." + node.opType(),
                std::move(shapes), start);
   if (!s.ok())
     return nodeError(node, s);
+  if (lastResult != LastResult::None && !outputs.empty() && outputs[0].isTensor()) {
+    if (lastResult == LastResult::Permuted) {
+      // [N, spatial..., C] back to the dims [N, C, spatial...].
+      std::vector<int64_t> d = outputs[0].tensor->dims();
+      std::rotate(d.begin() + 1, d.end() - 1, d.end());
+      outputs[0].tensor = withDims(outputs[0].tensor, std::move(d));
+    }
+    outputs[0].channelsLast = true;
+  }
   if (added || clamped) {
     // The output is the last fused step's: its result slot takes it.
     if (added)
@@ -855,6 +1195,7 @@ Status Interpreter::runChain(const GraphPlan &plan, size_t stepIndex, Frame &fra
   runElementwiseChain(st.chain, t.dataAs<float>(), out.dataAs<float>(), count);
   const Step &last = plan.steps[static_cast<size_t>(st.chainSteps.back())];
   frame.slots[last.results[0]] = RtValue::fromTensor(out.finish());
+  frame.slots[last.results[0]].channelsLast = x->channelsLast;
   for (int64_t f : st.chainSteps)
     frame.applied[static_cast<size_t>(f)] = 1;
   for (uint32_t slot : st.release)
@@ -936,7 +1277,7 @@ Status Interpreter::execute(const GraphPlan &plan, const std::vector<RtValue> &i
       return Status::error(where + ": output " + std::to_string(i) + " (" +
                            valueLabel(op.value) + ") was not computed");
     }
-    outputs.push_back(*v);
+    outputs.push_back(v->isTensor() && v->channelsLast ? channelsFirstCopy(*v) : *v);
   }
   return Status::success();
 }

@@ -155,7 +155,8 @@ private:
                     bool deterministicOnly, const KernelContext::OutputClamp *clamp = nullptr,
                     bool *clamped = nullptr, uint64_t lastUseMask = 0,
                     const Tensor *addend = nullptr, bool *added = nullptr,
-                    uint64_t constantMask = 0, std::shared_ptr<void> *state = nullptr);
+                    uint64_t constantMask = 0, std::shared_ptr<void> *state = nullptr,
+                    bool writeLast = false);
   Status callFunction(const Node &node, const Function &fn,
                       const std::vector<const RtValue *> &inputs, std::vector<RtValue> &outputs);
   const RtValue *lookupOuter(const Value *v) const;

@@ -99,6 +99,12 @@ struct RtValue {
   std::shared_ptr<const RtValue> optional;
   /// For an empty sequence/optional, the element type it was declared with.
   std::optional<Type> elemType;
+  /// Kind::Tensor of rank >= 3 whose bytes hold its elements channels last:
+  /// dims stay [N, C, spatial...], element (n, c, p) is at (n * P + p) * C
+  /// + c (P the spatial size). Only kernels the interpreter plans for it
+  /// see such a value (runtime/Layout.h); every other reader gets a
+  /// channels-first copy.
+  bool channelsLast = false;
 
   static RtValue fromTensor(TensorPtr t) {
     RtValue v;
@@ -260,6 +266,21 @@ public:
   }
   bool outputAddendApplied() const { return addendTaken_; }
 
+  /// Whether input i is a tensor held channels last (RtValue::channelsLast).
+  bool inputChannelsLast(size_t i) const {
+    const RtValue *v = input(i);
+    return v && v->isTensor() && v->channelsLast;
+  }
+  /// The interpreter asks this kernel (a Conv feeding a depthwise one) to
+  /// write output 0 channels last; a kernel that does calls
+  /// setOutputChannelsLast after setting it.
+  void requestChannelsLastOutput() { lastRequested_ = true; }
+  bool channelsLastRequested() const { return lastRequested_; }
+  void setOutputChannelsLast() {
+    if (!outputs_.empty())
+      outputs_[0].channelsLast = true;
+  }
+
   /// Marks input i as read for the last time by this node (the interpreter
   /// releases its slot after this step).
   void markLastUse(size_t i) {
@@ -317,6 +338,7 @@ private:
   bool clampTaken_ = false;
   const Tensor *addend_ = nullptr;
   bool addendTaken_ = false;
+  bool lastRequested_ = false;
   uint64_t lastUse_ = 0;
   uint64_t constant_ = 0;
   std::shared_ptr<void> *state_ = nullptr;

@@ -39,6 +39,15 @@ void depthwiseBlocked(const float *x, const float *w, const float *bias, float *
                       int64_t C, const Window::Dims3 &g, const Epilogue<float> &epilogue,
                       bool split);
 
+/// Whether depthwiseChannelsLast takes a depthwise convolution: float 2-D,
+/// one output channel per input channel, at most 7x7 taps, on AVX-512.
+bool depthwiseChannelsLastFits(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_t group);
+/// depthwiseBlocked on channels-last images (x and y hold image n's pixel p,
+/// channel c at (n * pixels + p) * C + c): the bits of depthwisePadded, with
+/// no transposes; the blocks of channels run on threads. The epilogue may
+/// clamp, not add.
+void depthwiseChannelsLast(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                           int64_t C, const Window::Dims3 &g, const Epilogue<float> &epilogue);
 /// Whether maxPoolBlocked takes a max pooling: float 2-D, a plane of at
 /// most 128x128, at most 13x13 taps, on AVX-512.
 bool maxPoolBlockedFits(const Window::Dims3 &g);
@@ -101,6 +110,18 @@ void pointwiseTransposed(const float *x, const float *w, const float *bias, floa
                          int64_t Cin, int64_t M, int64_t group, int64_t planeSize,
                          const Epilogue<float> &epilogue, PackedFilters *kept);
 
+/// Float pointwise convolution of one group on planes of P positions with
+/// channels-last input (xLast: image n's pixel p, channel k at (n * P + p)
+/// * K + k), output (yLast), or both: the product of pointwiseTransposed,
+/// so its bits. With yLast the epilogue may clamp, not add.
+void pointwiseChannelsLast(const float *x, bool xLast, const float *w, const float *bias, float *y,
+                           bool yLast, int64_t N, int64_t K, int64_t M, int64_t P,
+                           const Epilogue<float> &epilogue, PackedFilters *kept);
+/// Whether a pointwise or depthwise convolution writes a channels-last
+/// output when asked: on planes where the pointwise products run transposed
+/// anyway (larger ones run faster as direct products on channels-first
+/// planes).
+bool channelsLastPlaneFits(int64_t planeSize);
 /// Whether convTapRegions takes a float 2-D convolution: one group, and at
 /// most half of its tap-output pairs read input (the rest read padding).
 bool tapRegionsFit(const Window::Dims3 &g, int64_t group);

@@ -258,6 +258,65 @@ runBlock(const float *x, const float *w, const float *bias, float *y, int64_t n,
   }
 }
 
+/// Channels [c0, c0 + cn) of image n of a channels-last convolution: the
+/// padded block is filled with 16-channel pixels read straight from the
+/// input's pixels (x[(n * inS + p) * C + c]), the outputs stored to y's
+/// pixels the same way: no transposes. Sums and clamp as runBlock's.
+__attribute__((target("avx512f"))) void runBlockLast(const float *x, const float *w,
+                                                     const float *bias, float *y, int64_t n,
+                                                     int64_t C, int64_t c0, int64_t cn,
+                                                     const Window::Dims3 &g,
+                                                     const StoreClamp *clamp) {
+  const int64_t ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];
+  const int64_t kh = g.kernel[1], kw = g.kernel[2], taps = kh * kw;
+  const int64_t pt = g.padBegin[1], pl = g.padBegin[2];
+  const int64_t sy = g.strides[1], sx = g.strides[2];
+  const int64_t ph = (oh - 1) * sy + (kh - 1) * g.dilations[1] + 1;
+  const int64_t pw = (ow - 1) * sx + (kw - 1) * g.dilations[2] + 1;
+  const int64_t inS = ih * iw, outS = oh * ow;
+  float *pad = scratch<float, 7>(ph * pw * 16);
+  float *wt = scratch<float, 8>(taps * 16);
+  float *outs = scratch<float, 9>(ow * 16);
+  const __mmask16 m = firstLanes(cn);
+  const int64_t x0 = std::max<int64_t>(0, -pl), x1 = std::min(iw, pw - pl);
+  const int64_t y0 = std::max<int64_t>(0, -pt), y1 = std::min(ih, ph - pt);
+  // Zeros where no input row or column lands, the pixels elsewhere.
+  for (int64_t r = 0; r < ph; ++r) {
+    float *row = pad + r * pw * 16;
+    const int64_t iy = r - pt;
+    if (iy < y0 || iy >= y1 || x1 <= x0) {
+      for (int64_t j = 0; j < pw; ++j)
+        _mm512_storeu_ps(row + 16 * j, _mm512_setzero_ps());
+      continue;
+    }
+    for (int64_t j = 0; j < pl + x0; ++j)
+      _mm512_storeu_ps(row + 16 * j, _mm512_setzero_ps());
+    const float *src = x + (n * inS + iy * iw) * C + c0;
+    for (int64_t ix = x0; ix < x1; ++ix)
+      _mm512_storeu_ps(row + 16 * (ix + pl), _mm512_maskz_loadu_ps(m, src + ix * C));
+    for (int64_t j = x1 + pl; j < pw; ++j)
+      _mm512_storeu_ps(row + 16 * j, _mm512_setzero_ps());
+  }
+  toBlock(w + c0 * taps, taps, cn, taps, wt);
+  int64_t off[kMaxBlockedTaps];
+  for (int64_t ky = 0, t = 0; ky < kh; ++ky)
+    for (int64_t kx = 0; kx < kw; ++kx, ++t)
+      off[t] = (ky * g.dilations[1] * pw + kx * g.dilations[2]) * 16;
+  const __m512 b = bias ? _mm512_maskz_loadu_ps(m, bias + c0) : _mm512_setzero_ps();
+  const TileFn full = tileFor<false>(kPixelTile, sx), tail = tileFor<false>(ow % kPixelTile, sx);
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    const float *row = pad + oy * sy * pw * 16;
+    int64_t ox = 0;
+    for (; ox + kPixelTile <= ow; ox += kPixelTile)
+      full(row + ox * sx * 16, sx * 16, off, taps, wt, b, clamp, outs + ox * 16);
+    if (ox < ow)
+      tail(row + ox * sx * 16, sx * 16, off, taps, wt, b, clamp, outs + ox * 16);
+    float *dst = y + (n * outS + oy * ow) * C + c0;
+    for (int64_t j = 0; j < ow; ++j)
+      _mm512_mask_storeu_ps(dst + j * C, m, _mm512_loadu_ps(outs + 16 * j));
+  }
+}
+
 #endif
 
 } // namespace
@@ -297,6 +356,35 @@ void maxPoolBlocked(const float *x, float *y, int64_t planes, const Window::Dims
 #endif
 }
 
+bool depthwiseChannelsLastFits(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_t group) {
+#ifdef ONNXSLIM_ISA_X86
+  return simd::currentIsa().load() == simd::Isa::Avx512 && Cin == group && M == group &&
+         g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1 &&
+         g.kernel[1] * g.kernel[2] <= kMaxBlockedTaps;
+#else
+  (void)g, (void)Cin, (void)M, (void)group;
+  return false;
+#endif
+}
+
+void depthwiseChannelsLast(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                           int64_t C, const Window::Dims3 &g, const Epilogue<float> &epilogue) {
+#ifdef ONNXSLIM_ISA_X86
+  // Split as depthwisePadded does: from a quarter of other products' work.
+  const int64_t work = N * C * g.out[1] * g.out[2] * g.kernel[1] * g.kernel[2];
+  const bool split = worthSplitting(work * 4, work * 4 / kParallelMinIntensity);
+  const StoreClamp sc{epilogue.lo, epilogue.hi};
+  const StoreClamp *clamp = epilogue.clamps ? &sc : nullptr;
+  const int64_t blocks = (C + 15) / 16;
+  parallelForIf(split && N * blocks > 1, N * blocks, [&](int64_t task) {
+    const int64_t n = task / blocks, c0 = task % blocks * 16;
+    runBlockLast(x, w, bias, y, n, C, c0, std::min<int64_t>(16, C - c0), g, clamp);
+  });
+#else
+  (void)x, (void)w, (void)bias, (void)y, (void)N, (void)C, (void)g, (void)epilogue;
+#endif
+}
+
 void depthwiseBlocked(const float *x, const float *w, const float *bias, float *y, int64_t N,
                       int64_t C, const Window::Dims3 &g, const Epilogue<float> &epilogue,
                       bool split) {
@@ -312,7 +400,7 @@ void depthwiseBlocked(const float *x, const float *w, const float *bias, float *
                     clamp);
   });
 #else
-  (void)x, (void)w, (void)bias, (void)y, (void)N, (void)C, (void)g, (void)epilogue, (void)split;
+  (void)x, (void)w, (void)bias, (void)y, (void)N, (void)C, (void)g, (void)epilogue;
 #endif
 }
 

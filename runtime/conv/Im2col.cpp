@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Gemm.h"
+#include "runtime/Simd.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/conv/Algorithms.h"
 #include "runtime/conv/Common.h"
@@ -253,10 +254,74 @@ const float *transposedFilters(const float *w, int64_t group, int64_t Mg, int64_
 
 } // namespace
 
+namespace {
+
+#ifdef ONNXSLIM_ISA_X86
+/// biasClampRows on AVX-512: the same additions and compares.
+__attribute__((target("avx512f"))) void biasClampRowsAvx512(float *y, int64_t P, int64_t M,
+                                                             const float *bias, bool clamps,
+                                                             float lo, float hi) {
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  for (int64_t p = 0; p < P; ++p) {
+    float *row = y + p * M;
+    for (int64_t m = 0; m < M; m += 16) {
+      const __mmask16 k = M - m >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (M - m)) - 1u);
+      __m512 v = _mm512_maskz_loadu_ps(k, row + m);
+      if (bias)
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, bias + m));
+      if (clamps) {
+        v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, vlo, _CMP_LT_OQ), v, vlo);
+        v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, vhi, _CMP_GT_OQ), v, vhi);
+      }
+      _mm512_mask_storeu_ps(row + m, k, v);
+    }
+  }
+}
+#endif
+
+/// Given P rows of M channels, Execute: adds the bias (per channel, when
+/// given) to each row, then applies the epilogue's clamp (it adds nothing
+/// here).
+void biasClampRows(float *y, int64_t P, int64_t M, const float *bias,
+                   const Epilogue<float> &epilogue) {
+#ifdef ONNXSLIM_ISA_X86
+  if (gemmEngineIsAvx512())
+    return biasClampRowsAvx512(y, P, M, bias, epilogue.clamps, epilogue.lo, epilogue.hi);
+#endif
+  for (int64_t p = 0; p < P; ++p) {
+    float *row = y + p * M;
+    if (bias)
+      for (int64_t m = 0; m < M; ++m)
+        row[m] = row[m] + bias[m];
+    if (epilogue.on())
+      epilogue(row, M);
+  }
+}
+
+/// Given T (P positions by Mg channels, row-major), Execute: writes its
+/// transpose into the Mg planes of P at y, adding the bias, sixteen channels
+/// at a time so that each row of T is read once.
+void transposeBack(const float *t, int64_t P, int64_t Mg, const float *bias, float *y) {
+  for (int64_t m0 = 0; m0 < Mg; m0 += 16) {
+    const int64_t mn = std::min<int64_t>(16, Mg - m0);
+    for (int64_t p = 0; p < P; ++p) {
+      const float *src = t + p * Mg + m0;
+      float *dst = y + m0 * P + p;
+      if (bias)
+        for (int64_t j = 0; j < mn; ++j)
+          dst[j * P] = src[j] + bias[m0 + j];
+      else
+        for (int64_t j = 0; j < mn; ++j)
+          dst[j * P] = src[j];
+    }
+  }
+}
+
+} // namespace
+
 /// The product of each (image, group) is T = X^T W^T (positions by output
 /// channels, through gemmPackedB with X read transposed in place), then y =
-/// T^T plus the bias (added after the product, as everywhere), sixteen
-/// channels at a time so that each row of T is read once; then the
+/// T^T plus the bias (added after the product, as everywhere); then the
 /// epilogue. The GEMM cuts its work for the threads itself, and its sums do
 /// not depend on how.
 void pointwiseTransposed(const float *x, const float *w, const float *bias, float *y, int64_t N,
@@ -271,24 +336,41 @@ void pointwiseTransposed(const float *x, const float *w, const float *bias, floa
       gemmPackedB(true, P, Mg, Cg, 1.0f, x + (n * Cin + gi * Cg) * P, P, filters + gi * size,
                   width, 0.0f, t, Mg);
       float *yg = y + (n * M + gi * Mg) * P;
-      const float *bg = bias ? bias + gi * Mg : nullptr;
-      for (int64_t m0 = 0; m0 < Mg; m0 += 16) {
-        const int64_t mn = std::min<int64_t>(16, Mg - m0);
-        for (int64_t p = 0; p < P; ++p) {
-          const float *src = t + p * Mg + m0;
-          float *dst = yg + m0 * P + p;
-          if (bg)
-            for (int64_t j = 0; j < mn; ++j)
-              dst[j * P] = src[j] + bg[m0 + j];
-          else
-            for (int64_t j = 0; j < mn; ++j)
-              dst[j * P] = src[j];
-        }
-      }
+      transposeBack(t, P, Mg, bias ? bias + gi * Mg : nullptr, yg);
       if (epilogue.on())
         for (int64_t m = 0; m < Mg; ++m)
           epilogue(yg + m * P, P);
     }
+}
+
+/// The product T = X^T W^T of pointwiseTransposed, with X read in place in
+/// either layout; a channels-last y is T itself, to which the bias is added
+/// and the clamp applied row by row (on threads, by rows, when large), else
+/// T is transposed back as there.
+void pointwiseChannelsLast(const float *x, bool xLast, const float *w, const float *bias, float *y,
+                           bool yLast, int64_t N, int64_t K, int64_t M, int64_t P,
+                           const Epilogue<float> &epilogue, PackedFilters *kept) {
+  const int64_t width = gemmPanelWidth<float>();
+  const float *filters = transposedFilters(w, 1, M, K, kept);
+  float *t = yLast ? nullptr : scratch<float, 12>(P * M);
+  for (int64_t n = 0; n < N; ++n) {
+    const float *xn = x + n * K * P;
+    float *yn = y + n * M * P;
+    gemmPackedB(!xLast, P, M, K, 1.0f, xn, xLast ? K : P, filters, width, 0.0f, yLast ? yn : t, M);
+    if (!yLast) {
+      transposeBack(t, P, M, bias, yn);
+      if (epilogue.on())
+        for (int64_t m = 0; m < M; ++m)
+          epilogue(yn + m * P, P);
+      continue;
+    }
+    if (bias || epilogue.on())
+      biasClampRows(yn, P, M, bias, epilogue);
+  }
+}
+
+bool channelsLastPlaneFits(int64_t planeSize) {
+  return planeSize > kFewColumns && planeSize <= kTransposedMaxPlane;
 }
 
 /// Convolution with at most kFewColumns output positions per image (a

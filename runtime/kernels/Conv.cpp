@@ -37,6 +37,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Gemm.h"
 #include "runtime/Kernel.h"
+#include "runtime/Layout.h"
 #include "runtime/conv/Algorithms.h"
 #include "runtime/conv/Common.h"
 #include "runtime/conv/Kernels.h"
@@ -259,6 +260,59 @@ Status readBias(const KernelContext &ctx, int64_t M, FloatInput<T> &bias, bool &
   return Status::success();
 }
 
+/// The convolutions that read and write channels-last images.
+enum class ChannelsLastForm : uint8_t { None, Pointwise, Depthwise };
+
+ChannelsLastForm channelsLastForm(const Window &win, const std::vector<int64_t> &kernel,
+                                  int64_t Cin, int64_t M, int64_t group) {
+  if (win.rank != 2)
+    return ChannelsLastForm::None;
+  bool pointwise = group == 1;
+  for (size_t i = 0; i < 2; ++i)
+    pointwise = pointwise && kernel[i] == 1 && win.strides[i] == 1 && win.padBegin[i] == 0 &&
+                win.padEnd[i] == 0;
+  if (pointwise)
+    return ChannelsLastForm::Pointwise;
+  if (depthwiseChannelsLastFits(win.to3d(), Cin, M, group))
+    return ChannelsLastForm::Depthwise;
+  return ChannelsLastForm::None;
+}
+
+/// A pointwise or depthwise convolution with its input (xLast), output
+/// (yLast) or both channels last; the addend only when y is channels first.
+void convChannelsLast(ChannelsLastForm form, const float *x, bool xLast, const float *w,
+                      const float *bias, float *y, bool yLast, int64_t N, int64_t Cin, int64_t M,
+                      const Window &win, const KernelContext::OutputClamp *clamp,
+                      const float *addend, PackedFilters *kept) {
+  const Window::Dims3 g = win.to3d();
+  const int64_t inS = g.in[1] * g.in[2], outS = g.out[1] * g.out[2];
+  if (form == ChannelsLastForm::Pointwise) {
+    pointwiseChannelsLast(x, xLast, w, bias, y, yLast, N, Cin, M, outS, Epilogue<float>(clamp, addend, y),
+                          kept);
+    return;
+  }
+  // Depthwise: on channels-last images only, through copies where x or y
+  // is channels first; the epilogue over y's planes then.
+  const float *xl = x;
+  if (!xLast) {
+    float *t = scratch<float, 19>(N * Cin * inS);
+    transposeImages(reinterpret_cast<const uint8_t *>(x), reinterpret_cast<uint8_t *>(t), N, Cin,
+                    inS, sizeof(float), true);
+    xl = t;
+  }
+  if (yLast) {
+    depthwiseChannelsLast(xl, w, bias, y, N, Cin, g, Epilogue<float>(clamp, nullptr, y));
+    return;
+  }
+  float *t = scratch<float, 20>(N * M * outS);
+  depthwiseChannelsLast(xl, w, bias, t, N, Cin, g, Epilogue<float>(nullptr, nullptr, t));
+  transposeImages(reinterpret_cast<const uint8_t *>(t), reinterpret_cast<uint8_t *>(y), N, M, outS,
+                  sizeof(float), false);
+  const Epilogue<float> epilogue(clamp, addend, y);
+  if (epilogue.on())
+    epilogue(y, N * M * outS);
+}
+
 template <typename T> Status convTyped(KernelContext &ctx) {
   FloatInput<T> X, W, B;
   ONNXSLIM_RETURN_IF_ERROR(requiredFloatInput(ctx, 0, "input X", X));
@@ -292,13 +346,30 @@ template <typename T> Status convTyped(KernelContext &ctx) {
   FloatOutput<T> Y;
   // convForward writes every output element.
   ONNXSLIM_RETURN_IF_ERROR(Y.init(outDims, TensorBuilder::Fill::Uninitialized));
+  // Channels-last input or output (runtime/Layout.h): taken by pointwise
+  // and depthwise products; any other reads a channels-first copy.
+  const ChannelsLastForm lastForm =
+      std::is_same_v<T, float> ? channelsLastForm(win, kernel, Cin, M, group) : ChannelsLastForm::None;
+  const bool xLast = ctx.inputChannelsLast(0);
+  const bool yLast = lastForm != ChannelsLastForm::None && ctx.channelsLastRequested() &&
+                     channelsLastPlaneFits(win.outSize());
+  using XC = std::remove_cv_t<std::remove_pointer_t<decltype(X.data())>>;
+  std::vector<XC> xFirst;
+  const XC *x = X.data();
+  if (xLast && lastForm == ChannelsLastForm::None && X.size() > 0) {
+    xFirst.resize(static_cast<size_t>(X.size()));
+    transposeImages(reinterpret_cast<const uint8_t *>(x), reinterpret_cast<uint8_t *>(xFirst.data()),
+                    N, Cin, X.size() / std::max<int64_t>(N * Cin, 1), sizeof(XC), false);
+    x = xFirst.data();
+  }
   // An Add and a clamp fused by the interpreter are taken for float only
   // (other types leave them to their nodes, whose rounding they would have
-  // to match); the addend first, as the clamp follows it.
+  // to match); the addend first, as the clamp follows it (never into a
+  // channels-last output).
   const KernelContext::OutputClamp *clamp = nullptr;
   const float *addend = nullptr;
   if constexpr (std::is_same_v<T, float>) {
-    if (const Tensor *z = ctx.takeOutputAddend(outDims))
+    if (const Tensor *z = yLast ? nullptr : ctx.takeOutputAddend(outDims))
       addend = z->dataAs<float>();
     clamp = ctx.takeOutputClamp();
   }
@@ -313,13 +384,19 @@ template <typename T> Status convTyped(KernelContext &ctx) {
           *state = makePackedFilters();
         kept = static_cast<PackedFilters *>(state->get());
       }
-      convForward(X.data(), W.data(), hasBias ? B.data() : nullptr, Y.data(), N, Cin, M, group,
-                  win, clamp, addend, kept);
+      const float *b = hasBias ? B.data() : nullptr;
+      if (lastForm != ChannelsLastForm::None && (xLast || yLast))
+        convChannelsLast(lastForm, x, xLast, W.data(), b, Y.data(), yLast, N, Cin, M, win, clamp,
+                         addend, kept);
+      else
+        convForward(x, W.data(), b, Y.data(), N, Cin, M, group, win, clamp, addend, kept);
     } else
       convForward(X.data(), W.data(), hasBias ? B.data() : nullptr, Y.data(), N, Cin, M, group,
                   win, clamp);
   }
   ctx.setOutput(0, Y.finish());
+  if (yLast)
+    ctx.setOutputChannelsLast();
   return Status::success();
 }
 

@@ -660,6 +660,21 @@ template <typename T> Status globalPoolTyped(KernelContext &ctx, GlobalKind kind
         sum += static_cast<double>(xp[i]);
     Y.data()[pl] = inS ? static_cast<C>(sum / static_cast<double>(inS)) : C(0);
   };
+  if (kind == GlobalKind::Average && ctx.inputChannelsLast(0)) {
+    // A channels-last image (runtime/Layout.h; float only): the same sums.
+    if constexpr (std::is_same_v<C, float>) {
+      const int64_t N = X.dims()[0], Cn = X.dims()[1];
+      std::vector<double> sums(static_cast<size_t>(Cn));
+      for (int64_t n = 0; n < N; ++n) {
+        sumChannelsLast(X.data() + n * Cn * inS, inS, Cn, sums.data());
+        for (int64_t c = 0; c < Cn; ++c)
+          Y.data()[n * Cn + c] =
+              inS ? static_cast<C>(sums[static_cast<size_t>(c)] / static_cast<double>(inS)) : C(0);
+      }
+      ctx.setOutput(0, Y.finish());
+      return Status::success();
+    }
+  }
   if (kind == GlobalKind::Average) {
     parallelForIf(planes > 1 && planes * inS >= kPoolSplitElements, planes, mean);
     ctx.setOutput(0, Y.finish());
