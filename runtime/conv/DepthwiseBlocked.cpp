@@ -30,17 +30,21 @@ namespace {
 
 /// Widest output row taken, by kernel (bench/conv_notes.md): the 3x3 row
 /// kernels of DepthwiseRows.cpp, which read unit-stride rows straight from
-/// the input, beat the two transposes at every width; strided and dilated
-/// 3x3 rows only while narrow. Other kernels (5x5, 7x7, one-sided) have no
-/// row kernel but multiTapRow, whose call per row costs more than the
-/// transposes at any width when the kernel is 7x7 or strided, and up to 16
-/// outputs a row at unit stride.
+/// the input, beat the two transposes at every width; strided 3x3 rows up
+/// to 32 outputs, and dilated ones up to 16, run faster here. Kernels 3, 5
+/// or 7 wide at column strides 1 and 2 (rowTile: each input pixel loaded
+/// once per kernel row) beat multiTapRow, their only row kernel, at every
+/// width up to 256; other kernels (one-sided, dilated) from 16 outputs a
+/// row at unit stride, 64 strided or 7x7.
 [[maybe_unused]] int64_t maxBlockedWidth(const Window::Dims3 &g) {
   const bool strided = g.strides[1] > 1 || g.strides[2] > 1;
   const bool dilated = g.dilations[1] > 1 || g.dilations[2] > 1;
-  if (g.kernel[1] == 3 && g.kernel[2] == 3)
-    return strided ? 8 : dilated ? 16 : 0;
-  return g.kernel[1] * g.kernel[2] >= 49 || strided ? 64 : 16;
+  const int64_t kw = g.kernel[2];
+  if (g.kernel[1] == 3 && kw == 3)
+    return strided ? 32 : dilated ? 16 : 0;
+  if (!dilated && g.strides[2] <= 2 && (kw == 3 || kw == 5 || kw == 7))
+    return 256;
+  return g.kernel[1] * kw >= 49 || strided ? 64 : 16;
 }
 
 /// Most taps of a kernel taken (a 7x7 kernel; the offsets live on the stack).
@@ -68,25 +72,30 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 pairsHi(__m512 a
 }
 
 /// Transposes the 16x16 block r in place: row i's lane j goes to row j's lane i.
-/// (The maskz forms with every lane set: GCC 12 warns on the plain ones.)
+/// (The maskz forms with every lane set: GCC 12 warns on the plain ones.
+/// The loops are unrolled so that the blocks stay in registers.)
 __attribute__((target("avx512f"), always_inline)) inline void transpose16(__m512 r[16]) {
   __m512 t[16];
+  #pragma GCC unroll 16
   for (int i = 0; i < 16; i += 2) {
     t[i] = _mm512_maskz_unpacklo_ps(0xFFFF, r[i], r[i + 1]);
     t[i + 1] = _mm512_maskz_unpackhi_ps(0xFFFF, r[i], r[i + 1]);
   }
+  #pragma GCC unroll 16
   for (int i = 0; i < 16; i += 4) {
     r[i] = pairsLo(t[i], t[i + 2]);
     r[i + 1] = pairsHi(t[i], t[i + 2]);
     r[i + 2] = pairsLo(t[i + 1], t[i + 3]);
     r[i + 3] = pairsHi(t[i + 1], t[i + 3]);
   }
+  #pragma GCC unroll 16
   for (int i = 0; i < 4; ++i) {
     t[i] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i], r[i + 4], 0x88);
     t[i + 4] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i], r[i + 4], 0xdd);
     t[i + 8] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i + 8], r[i + 12], 0x88);
     t[i + 12] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i + 8], r[i + 12], 0xdd);
   }
+  #pragma GCC unroll 16
   for (int i = 0; i < 8; ++i) {
     r[i] = _mm512_maskz_shuffle_f32x4(0xFFFF, t[i], t[i + 8], 0x88);
     r[i + 8] = _mm512_maskz_shuffle_f32x4(0xFFFF, t[i], t[i + 8], 0xdd);
@@ -105,9 +114,11 @@ __attribute__((target("avx512f"))) void toBlock(const float *src, int64_t stride
     const int64_t n = std::min<int64_t>(16, len - j0);
     const __mmask16 m = firstLanes(n);
     __m512 r[16];
+    #pragma GCC unroll 16
     for (int64_t c = 0; c < 16; ++c)
       r[c] = c < rows ? _mm512_maskz_loadu_ps(m, src + c * stride + j0) : _mm512_setzero_ps();
     transpose16(r);
+    #pragma GCC unroll 16
     for (int64_t j = 0; j < n; ++j)
       _mm512_storeu_ps(dst + 16 * (j0 + j), r[j]);
   }
@@ -120,9 +131,11 @@ __attribute__((target("avx512f"))) void fromBlock(const float *src, int64_t len,
     const int64_t n = std::min<int64_t>(16, len - j0);
     const __mmask16 m = firstLanes(n);
     __m512 r[16];
+    #pragma GCC unroll 16
     for (int64_t j = 0; j < 16; ++j)
       r[j] = j < n ? _mm512_loadu_ps(src + 16 * (j0 + j)) : _mm512_setzero_ps();
     transpose16(r);
+    #pragma GCC unroll 16
     for (int64_t c = 0; c < rows; ++c)
       _mm512_mask_storeu_ps(dst + c * stride + j0, m, r[c]);
   }
@@ -187,6 +200,109 @@ template <bool Max> TileFn tileFor(int64_t v, int64_t stride) {
                        : tileFor<Max, 0>(v);
 }
 
+/// A convolution's V output pixels from `in` on, column stride S, a kernel
+/// KW wide at dilation 1, kh rows `pitch` floats apart: pixelTile's sums
+/// in its tap order (rows, then columns), each kernel row's (V - 1) S + KW
+/// input pixels loaded once for all its taps instead of once per tap.
+template <int V, int S, int KW>
+__attribute__((target("avx512f"))) void rowTile(const float *in, int64_t pitch, int64_t kh,
+                                                const float *wt, __m512 bias,
+                                                const StoreClamp *clamp, float *out) {
+  constexpr int L = (V - 1) * S + KW;
+  __m512 acc[V];
+#pragma GCC unroll 8
+  for (int v = 0; v < V; ++v)
+    acc[v] = _mm512_setzero_ps();
+  for (int64_t ky = 0; ky < kh; ++ky) {
+    const float *p = in + ky * pitch;
+    __m512 x[L];
+#pragma GCC unroll 32
+    for (int i = 0; i < L; ++i)
+      x[i] = _mm512_loadu_ps(p + 16 * i);
+#pragma GCC unroll 8
+    for (int kx = 0; kx < KW; ++kx) {
+      const __m512 wv = _mm512_loadu_ps(wt + 16 * (ky * KW + kx));
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v)
+        acc[v] = _mm512_fmadd_ps(wv, x[v * S + kx], acc[v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int v = 0; v < V; ++v)
+    _mm512_storeu_ps(out + 16 * v, clampAvx512(_mm512_add_ps(acc[v], bias), clamp));
+}
+
+using RowTileFn = void (*)(const float *, int64_t, int64_t, const float *, __m512,
+                           const StoreClamp *, float *);
+
+template <int S, int KW> RowTileFn rowTileFor(int64_t v) {
+  switch (v) {
+  case 1: return rowTile<1, S, KW>;
+  case 2: return rowTile<2, S, KW>;
+  case 3: return rowTile<3, S, KW>;
+  case 4: return rowTile<4, S, KW>;
+  case 5: return rowTile<5, S, KW>;
+  case 6: return rowTile<6, S, KW>;
+  case 7: return rowTile<7, S, KW>;
+  default: return rowTile<8, S, KW>;
+  }
+}
+
+/// The row tile for v pixels of a kernel kw wide at column stride sx
+/// (strides 1 and 2, kernels 3, 5 and 7 wide), or null.
+RowTileFn rowTileFor(int64_t v, int64_t sx, int64_t kw) {
+  if (sx == 1)
+    return kw == 3 ? rowTileFor<1, 3>(v) : kw == 5 ? rowTileFor<1, 5>(v)
+                                         : kw == 7 ? rowTileFor<1, 7>(v) : nullptr;
+  if (sx == 2)
+    return kw == 3 ? rowTileFor<2, 3>(v) : kw == 5 ? rowTileFor<2, 5>(v)
+                                         : kw == 7 ? rowTileFor<2, 7>(v) : nullptr;
+  return nullptr;
+}
+
+/// The tiles that compute the rows of one padded block.
+struct BlockTiles {
+  TileFn full = nullptr, tail = nullptr;
+  RowTileFn rowFull = nullptr, rowTail = nullptr; ///< convolution at dilation 1
+  int64_t off[kMaxBlockedPoolTaps];
+  int64_t taps = 0, pitch = 0;
+
+  template <bool Max> void plan(const Window::Dims3 &g, int64_t pw) {
+    const int64_t kh = g.kernel[1], kw = g.kernel[2], ow = g.out[2], sx = g.strides[2];
+    taps = kh * kw;
+    pitch = pw * 16;
+    for (int64_t ky = 0, t = 0; ky < kh; ++ky)
+      for (int64_t kx = 0; kx < kw; ++kx, ++t)
+        off[t] = (ky * g.dilations[1] * pw + kx * g.dilations[2]) * 16;
+    full = tileFor<Max>(kPixelTile, sx);
+    tail = tileFor<Max>(ow % kPixelTile, sx);
+    if (!Max && g.dilations[1] == 1 && g.dilations[2] == 1) {
+      rowFull = rowTileFor(kPixelTile, sx, kw);
+      rowTail = rowTileFor(ow % kPixelTile, sx, kw);
+    }
+  }
+
+  /// Output row oy of the block at `pad` into out[16 ox + c].
+  __attribute__((target("avx512f"))) void row(const float *pad, int64_t oy,
+                                              const Window::Dims3 &g, const float *wt, __m512 b,
+                                              const StoreClamp *clamp, float *out) const {
+    const int64_t ow = g.out[2], sx = g.strides[2], kh = g.kernel[1];
+    const float *r = pad + oy * g.strides[1] * pitch;
+    int64_t ox = 0;
+    if (rowFull) {
+      for (; ox + kPixelTile <= ow; ox += kPixelTile)
+        rowFull(r + ox * sx * 16, pitch, kh, wt, b, clamp, out + ox * 16);
+      if (ox < ow)
+        rowTail(r + ox * sx * 16, pitch, kh, wt, b, clamp, out + ox * 16);
+      return;
+    }
+    for (; ox + kPixelTile <= ow; ox += kPixelTile)
+      full(r + ox * sx * 16, sx * 16, off, taps, wt, b, clamp, out + ox * 16);
+    if (ox < ow)
+      tail(r + ox * sx * 16, sx * 16, off, taps, wt, b, clamp, out + ox * 16);
+  }
+};
+
 /// Channels [c0, c0 + cn) of image n: the padded block (zeros, or
 /// -infinity for max pooling, which no input loses to), the weights, the
 /// outputs, and the planes written back (then the convolution's epilogue,
@@ -218,21 +334,11 @@ runBlock(const float *x, const float *w, const float *bias, float *y, int64_t n,
       toBlock(plane + iy * iw + x0, inS, cn, x1 - x0, pad + ((iy + pt) * pw + pl + x0) * 16);
   if (!Max)
     toBlock(w + c0 * taps, taps, cn, taps, wt);
-  int64_t off[kMaxBlockedPoolTaps];
-  for (int64_t ky = 0, t = 0; ky < kh; ++ky)
-    for (int64_t kx = 0; kx < kw; ++kx, ++t)
-      off[t] = (ky * g.dilations[1] * pw + kx * g.dilations[2]) * 16;
+  BlockTiles tiles;
+  tiles.plan<Max>(g, pw);
   const __m512 b = bias ? _mm512_maskz_loadu_ps(firstLanes(cn), bias + c0) : _mm512_setzero_ps();
-  const TileFn full = tileFor<Max>(kPixelTile, sx), tail = tileFor<Max>(ow % kPixelTile, sx);
-  for (int64_t oy = 0; oy < oh; ++oy) {
-    const float *row = pad + oy * sy * pw * 16;
-    float *out = outs + oy * ow * 16;
-    int64_t ox = 0;
-    for (; ox + kPixelTile <= ow; ox += kPixelTile)
-      full(row + ox * sx * 16, sx * 16, off, taps, wt, b, clamp, out + ox * 16);
-    if (ox < ow)
-      tail(row + ox * sx * 16, sx * 16, off, taps, wt, b, clamp, out + ox * 16);
-  }
+  for (int64_t oy = 0; oy < oh; ++oy)
+    tiles.row(pad, oy, g, wt, b, clamp, outs + oy * ow * 16);
   float *yo = y + (n * C + c0) * outS;
   fromBlock(outs, outS, cn, yo, outS);
   if constexpr (Max) {
@@ -298,19 +404,11 @@ __attribute__((target("avx512f"))) void runBlockLast(const float *x, const float
       _mm512_storeu_ps(row + 16 * j, _mm512_setzero_ps());
   }
   toBlock(w + c0 * taps, taps, cn, taps, wt);
-  int64_t off[kMaxBlockedTaps];
-  for (int64_t ky = 0, t = 0; ky < kh; ++ky)
-    for (int64_t kx = 0; kx < kw; ++kx, ++t)
-      off[t] = (ky * g.dilations[1] * pw + kx * g.dilations[2]) * 16;
+  BlockTiles tiles;
+  tiles.plan<false>(g, pw);
   const __m512 b = bias ? _mm512_maskz_loadu_ps(m, bias + c0) : _mm512_setzero_ps();
-  const TileFn full = tileFor<false>(kPixelTile, sx), tail = tileFor<false>(ow % kPixelTile, sx);
   for (int64_t oy = 0; oy < oh; ++oy) {
-    const float *row = pad + oy * sy * pw * 16;
-    int64_t ox = 0;
-    for (; ox + kPixelTile <= ow; ox += kPixelTile)
-      full(row + ox * sx * 16, sx * 16, off, taps, wt, b, clamp, outs + ox * 16);
-    if (ox < ow)
-      tail(row + ox * sx * 16, sx * 16, off, taps, wt, b, clamp, outs + ox * 16);
+    tiles.row(pad, oy, g, wt, b, clamp, outs);
     float *dst = y + (n * outS + oy * ow) * C + c0;
     for (int64_t j = 0; j < ow; ++j)
       _mm512_mask_storeu_ps(dst + j * C, m, _mm512_loadu_ps(outs + 16 * j));

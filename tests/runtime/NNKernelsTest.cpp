@@ -653,8 +653,9 @@ TEST(ConvKernel, DepthwiseNarrowRowsAreTheSumsOfThePaddedPath) {
 /// each output is the bits of the row kernels (the AVX2 family, which does
 /// not take that path) and near the definition: channel counts off and on
 /// the block (1, 15, 16, 17, 40), strides 1 to 3, dilations, asymmetric and
-/// large pads, 3x3 to 7x7 and one-sided kernels, widths 1 to 32, several
-/// images.
+/// large pads, 3x3 to 7x7 and one-sided kernels, widths 1 to 30 (rows of 3,
+/// 5 and 7 wide kernels at column strides 1 and 2 load each input pixel once
+/// per kernel row), several images.
 TEST(ConvKernel, DepthwiseChannelBlocksAreTheBitsOfTheRowKernels) {
   const std::vector<ConvConfig> configs = {
       {1, 16, 16, 16, {7, 7}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}},
@@ -666,7 +667,10 @@ TEST(ConvKernel, DepthwiseChannelBlocksAreTheBitsOfTheRowKernels) {
       {1, 18, 18, 18, {10, 11}, {3, 3}, {3, 3}, {2, 2}, {2, 0, 3, 4}},
       {1, 16, 16, 16, {6, 6}, {1, 3}, {1, 2}, {1, 1}, {0, 1, 0, 1}},
       {1, 33, 33, 33, {8, 1}, {3, 1}, {1, 1}, {1, 1}, {1, 0, 1, 0}},
-      {2, 24, 24, 24, {17, 17}, {5, 5}, {2, 2}, {1, 1}, {2, 2, 2, 2}}};
+      {2, 24, 24, 24, {17, 17}, {5, 5}, {2, 2}, {1, 1}, {2, 2, 2, 2}},
+      {1, 19, 19, 19, {28, 30}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}},
+      {1, 21, 21, 21, {56, 55}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
+      {1, 16, 16, 16, {9, 40}, {5, 7}, {1, 2}, {1, 1}, {2, 3, 2, 3}}};
   std::string original = gemmEngineName();
   std::mt19937 rng(71);
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -708,7 +712,7 @@ TEST(ConvKernel, DepthwiseChannelBlocksAreTheBitsOfTheRowKernels) {
   EXPECT_FALSE(nn::depthwiseBlockedFits(g, 8, 8, 8));
   g.kernel = {1, 5, 5};
   EXPECT_FALSE(nn::depthwiseBlockedFits(g, 8, 16, 8));
-  g.out = {1, 7, 33};
+  g.out = {1, 7, 257};
   EXPECT_FALSE(nn::depthwiseBlockedFits(g, 8, 8, 8));
   g.out = {2, 7, 7};
   EXPECT_FALSE(nn::depthwiseBlockedFits(g, 8, 8, 8));
