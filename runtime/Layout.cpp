@@ -34,6 +34,13 @@ void transposeImages(const uint8_t *src, uint8_t *dst, int64_t N, int64_t C, int
   parallelForIf(N > 1 && worthSplitting(N * C * P, N * C * P), N, [&](int64_t n) {
     const uint8_t *s = src + n * image;
     uint8_t *d = dst + n * image;
+#ifdef ONNXSLIM_ISA_X86
+    if (elemSize == 4 && simd::currentIsa().load() == simd::Isa::Avx512) {
+      simd::transposeFloatsAvx512(reinterpret_cast<const float *>(s), cols, rows, cols,
+                                  reinterpret_cast<float *>(d), rows);
+      return;
+    }
+#endif
     switch (elemSize) {
     case 4: transposeTiles<4>(s, cols, d, rows, rows, cols); break;
     case 8: transposeTiles<8>(s, cols, d, rows, rows, cols); break;

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Simd.h"
 
+#include <algorithm>
+
 #include <cstdlib>
 
 namespace onnxslim::rt::simd {
@@ -58,5 +60,31 @@ bool parseIsa(std::string_view name, Isa &isa) {
   }
   return false;
 }
+
+#ifdef ONNXSLIM_ISA_X86
+__attribute__((target("avx512f"))) void transposeFloatsAvx512(const float *src, int64_t lds,
+                                                              int64_t rows, int64_t cols,
+                                                              float *dst, int64_t ldd,
+                                                              const float *bias) {
+  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+    const int64_t rn = std::min<int64_t>(16, rows - r0);
+    const __mmask16 rm = firstLanes(rn);
+    for (int64_t c0 = 0; c0 < cols; c0 += 16) {
+      const int64_t cn = std::min<int64_t>(16, cols - c0);
+      const __mmask16 cm = firstLanes(cn);
+      __m512 t[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i)
+        t[i] = i < rn ? _mm512_maskz_loadu_ps(cm, src + (r0 + i) * lds + c0) : _mm512_setzero_ps();
+      transpose16(t);
+#pragma GCC unroll 16
+      for (int j = 0; j < 16; ++j)
+        if (j < cn)
+          _mm512_mask_storeu_ps(dst + (c0 + j) * ldd + r0, rm,
+                                bias ? _mm512_add_ps(t[j], _mm512_set1_ps(bias[c0 + j])) : t[j]);
+    }
+  }
+}
+#endif
 
 } // namespace onnxslim::rt::simd

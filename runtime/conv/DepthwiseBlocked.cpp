@@ -30,8 +30,8 @@ namespace {
 
 /// Widest output row taken, by kernel (bench/conv_notes.md): the 3x3 row
 /// kernels of DepthwiseRows.cpp, which read unit-stride rows straight from
-/// the input, beat the two transposes at every width; strided 3x3 rows up
-/// to 32 outputs, and dilated ones up to 16, run faster here. Kernels 3, 5
+/// the input, beat the two transposes from 9 outputs a row on; strided 3x3
+/// rows up to 32 outputs, and dilated ones up to 16, run faster here. Kernels 3, 5
 /// or 7 wide at column strides 1 and 2 (rowTile: each input pixel loaded
 /// once per kernel row) beat multiTapRow, their only row kernel, at every
 /// width up to 256; other kernels (one-sided, dilated) from 16 outputs a
@@ -41,7 +41,7 @@ namespace {
   const bool dilated = g.dilations[1] > 1 || g.dilations[2] > 1;
   const int64_t kw = g.kernel[2];
   if (g.kernel[1] == 3 && kw == 3)
-    return strided ? 32 : dilated ? 16 : 0;
+    return strided ? 32 : dilated ? 16 : 8;
   if (!dilated && g.strides[2] <= 2 && (kw == 3 || kw == 5 || kw == 7))
     return 256;
   return g.kernel[1] * kw >= 49 || strided ? 64 : 16;
@@ -63,48 +63,8 @@ constexpr int kPixelTile = 8;
 
 #ifdef ONNXSLIM_ISA_X86
 
-/// The even (odd) 64-bit halves of a and b, interleaved.
-__attribute__((target("avx512f"), always_inline)) inline __m512 pairsLo(__m512 a, __m512 b) {
-  return _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xFF, _mm512_castps_pd(a), _mm512_castps_pd(b)));
-}
-__attribute__((target("avx512f"), always_inline)) inline __m512 pairsHi(__m512 a, __m512 b) {
-  return _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xFF, _mm512_castps_pd(a), _mm512_castps_pd(b)));
-}
-
-/// Transposes the 16x16 block r in place: row i's lane j goes to row j's lane i.
-/// (The maskz forms with every lane set: GCC 12 warns on the plain ones.
-/// The loops are unrolled so that the blocks stay in registers.)
-__attribute__((target("avx512f"), always_inline)) inline void transpose16(__m512 r[16]) {
-  __m512 t[16];
-  #pragma GCC unroll 16
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_maskz_unpacklo_ps(0xFFFF, r[i], r[i + 1]);
-    t[i + 1] = _mm512_maskz_unpackhi_ps(0xFFFF, r[i], r[i + 1]);
-  }
-  #pragma GCC unroll 16
-  for (int i = 0; i < 16; i += 4) {
-    r[i] = pairsLo(t[i], t[i + 2]);
-    r[i + 1] = pairsHi(t[i], t[i + 2]);
-    r[i + 2] = pairsLo(t[i + 1], t[i + 3]);
-    r[i + 3] = pairsHi(t[i + 1], t[i + 3]);
-  }
-  #pragma GCC unroll 16
-  for (int i = 0; i < 4; ++i) {
-    t[i] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i], r[i + 4], 0x88);
-    t[i + 4] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i], r[i + 4], 0xdd);
-    t[i + 8] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i + 8], r[i + 12], 0x88);
-    t[i + 12] = _mm512_maskz_shuffle_f32x4(0xFFFF, r[i + 8], r[i + 12], 0xdd);
-  }
-  #pragma GCC unroll 16
-  for (int i = 0; i < 8; ++i) {
-    r[i] = _mm512_maskz_shuffle_f32x4(0xFFFF, t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_maskz_shuffle_f32x4(0xFFFF, t[i], t[i + 8], 0xdd);
-  }
-}
-
-inline __mmask16 firstLanes(int64_t n) {
-  return n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1u);
-}
+using simd::firstLanes;
+using simd::transpose16;
 
 /// dst[16 j + c] = src[c * stride + j] for j < len and c < rows; lanes c >=
 /// rows are zero.

@@ -302,6 +302,10 @@ void biasClampRows(float *y, int64_t P, int64_t M, const float *bias,
 /// transpose into the Mg planes of P at y, adding the bias, sixteen channels
 /// at a time so that each row of T is read once.
 void transposeBack(const float *t, int64_t P, int64_t Mg, const float *bias, float *y) {
+#ifdef ONNXSLIM_ISA_X86
+  if (gemmEngineIsAvx512())
+    return simd::transposeFloatsAvx512(t, Mg, P, Mg, y, P, bias);
+#endif
   for (int64_t m0 = 0; m0 < Mg; m0 += 16) {
     const int64_t mn = std::min<int64_t>(16, Mg - m0);
     for (int64_t p = 0; p < P; ++p) {

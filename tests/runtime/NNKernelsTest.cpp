@@ -670,7 +670,8 @@ TEST(ConvKernel, DepthwiseChannelBlocksAreTheBitsOfTheRowKernels) {
       {2, 24, 24, 24, {17, 17}, {5, 5}, {2, 2}, {1, 1}, {2, 2, 2, 2}},
       {1, 19, 19, 19, {28, 30}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}},
       {1, 21, 21, 21, {56, 55}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
-      {1, 16, 16, 16, {9, 40}, {5, 7}, {1, 2}, {1, 1}, {2, 3, 2, 3}}};
+      {1, 16, 16, 16, {9, 40}, {5, 7}, {1, 2}, {1, 1}, {2, 3, 2, 3}},
+      {2, 40, 40, 40, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}};
   std::string original = gemmEngineName();
   std::mt19937 rng(71);
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -700,8 +701,8 @@ TEST(ConvKernel, DepthwiseChannelBlocksAreTheBitsOfTheRowKernels) {
     }
   }
   setGemmEngine(original.c_str());
-  // Wide rows, unit-stride 3x3 kernels, channel multipliers and 3-D
-  // windows stay on the row kernels.
+  // Wide rows, unit-stride 3x3 kernels on rows of 9 outputs and more,
+  // channel multipliers and 3-D windows stay on the row kernels.
   nn::Window::Dims3 g{};
   g.in = {1, 7, 7}, g.kernel = {1, 5, 5}, g.out = {1, 7, 7}, g.strides = {1, 1, 1},
   g.dilations = {1, 1, 1};
@@ -709,7 +710,9 @@ TEST(ConvKernel, DepthwiseChannelBlocksAreTheBitsOfTheRowKernels) {
     EXPECT_TRUE(nn::depthwiseBlockedFits(g, 8, 8, 8));
   }
   g.kernel = {1, 3, 3};
+  g.out = {1, 7, 9}; // unit-stride 3x3 rows from 9 outputs on
   EXPECT_FALSE(nn::depthwiseBlockedFits(g, 8, 8, 8));
+  g.out = {1, 7, 7};
   g.kernel = {1, 5, 5};
   EXPECT_FALSE(nn::depthwiseBlockedFits(g, 8, 16, 8));
   g.out = {1, 7, 257};
