@@ -264,7 +264,7 @@ depthwiseStep(int64_t x0, int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
 }
 
 /// depthwiseStride1Row (S = 1) or depthwiseStride2Row (S = 2) with AVX-512:
-/// 64 outputs a step, then 16.
+/// 64 outputs a step, the last step the 16 to 64 left.
 template <int S>
 __attribute__((target("avx512f"))) void
 depthwiseRowAvx512(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh, const float *const *rows,
@@ -277,22 +277,23 @@ depthwiseRowAvx512(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh, const fl
     const int64_t c = S * x - padLeft;
     return c >= 0 && c + 16 * S * v + (S == 1 ? 2 : 0) <= iw;
   };
-  int64_t x0 = 0;
-  if (padLeft > 0) { // the first 16 outputs read left of the row
-    depthwiseStep<S, 1, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
-    x0 = 16;
-  }
-  for (; x0 + 64 <= ow; x0 += 64) {
-    if (inside(x0, 4))
-      depthwiseStep<S, 4, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
-    else
-      depthwiseStep<S, 4, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
-  }
-  for (; x0 < ow; x0 += 16) {
-    if (inside(x0, 1))
-      depthwiseStep<S, 1, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
-    else
-      depthwiseStep<S, 1, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y);
+  // Steps of four vectors, the last one of as many as the outputs left
+  // (one vector's chain of dependent multiply-adds alone would wait on
+  // each one's latency).
+  for (int64_t x0 = 0; x0 < ow;) {
+    const int64_t v = std::min<int64_t>(4, (ow - x0 + 15) / 16);
+    const bool checked = !inside(x0, v);
+    switch (v * 2 + (checked ? 1 : 0)) {
+    case 2: depthwiseStep<S, 1, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y); break;
+    case 3: depthwiseStep<S, 1, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y); break;
+    case 4: depthwiseStep<S, 2, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y); break;
+    case 5: depthwiseStep<S, 2, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y); break;
+    case 6: depthwiseStep<S, 3, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y); break;
+    case 7: depthwiseStep<S, 3, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y); break;
+    case 8: depthwiseStep<S, 4, false>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y); break;
+    default: depthwiseStep<S, 4, true>(x0, ow, iw, padLeft, kh, rows, w, bv, clamp, y); break;
+    }
+    x0 += 16 * v;
   }
 }
 
