@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Float16.h"
+#include "runtime/Gemm.h"
 #include "runtime/Kernel.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -570,6 +572,31 @@ TEST(MathKernelsOrt, ActivationsKeepNaNAsOnnxRuntime) {
     EXPECT_OK(r);
     expectOrt(c.op, values<float>(r.out()), c.want);
   }
+}
+
+/// HardSwish on AVX-512 (sixteen lanes, the multiply and the add rounded
+/// apart) gives the bits of the build's batches: values across both clamps
+/// and the edges, a length off the vector width.
+TEST(MathKernels, HardSwishGivesTheSameBitsOnEveryFamily) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> d(-8.0f, 8.0f);
+  std::vector<float> x(1003);
+  for (float &v : x)
+    v = d(rng);
+  std::copy(kEdges.begin(), kEdges.end(), x.begin());
+  const std::string original = gemmEngineName();
+  std::vector<std::vector<float>> outs;
+  for (const char *engine : {"baseline", "avx2", "avx512"}) {
+    if (!setGemmEngine(engine))
+      continue;
+    auto r = run("HardSwish", 14, {f32({static_cast<int64_t>(x.size())}, x)});
+    EXPECT_OK(r);
+    outs.push_back(values<float>(r.out()));
+  }
+  setGemmEngine(original.c_str());
+  for (size_t i = 1; i < outs.size(); ++i)
+    EXPECT_EQ(std::memcmp(outs[0].data(), outs[i].data(), x.size() * sizeof(float)), 0)
+        << "family " << i;
 }
 
 TEST(MathKernelsOrt, ClipMaxMinPReluKeepNaNAsOnnxRuntime) {
