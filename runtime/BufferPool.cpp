@@ -9,10 +9,15 @@ namespace onnxslim::rt {
 
 namespace {
 
+/// Largest kept block handed to a request, as a multiple of its size.
+constexpr size_t kMaxReuseFactor = 4;
+
 struct Pool {
   std::mutex mutex;
   int scopes = 0;
-  std::multimap<size_t, uint8_t *> free; ///< capacity -> kept block
+  /// capacity -> (when it was freed, kept block)
+  std::multimap<size_t, std::pair<uint64_t, uint8_t *>> free;
+  uint64_t released = 0; ///< blocks released so far (their order)
   size_t cachedBytes = 0;
 };
 
@@ -35,7 +40,7 @@ void release(uint8_t *p, size_t capacity) {
   {
     std::lock_guard<std::mutex> lock(pl.mutex);
     if (pl.scopes > 0 && pl.cachedBytes + capacity <= kMaxCachedBytes) {
-      pl.free.emplace(capacity, p);
+      pl.free.emplace(capacity, std::make_pair(++pl.released, p));
       pl.cachedBytes += capacity;
       return;
     }
@@ -55,10 +60,18 @@ std::shared_ptr<uint8_t[]> allocateBlock(size_t bytes) {
   Pool &pl = pool();
   {
     std::lock_guard<std::mutex> lock(pl.mutex);
-    auto it = pl.free.lower_bound(bytes);
-    if (it != pl.free.end() && it->first <= bytes + bytes / 4) {
-      auto [capacity, p] = *it;
-      pl.free.erase(it);
+    // Of the blocks that fit (up to kMaxReuseFactor times the request),
+    // the one freed last: its bytes are the likeliest still in cache, and
+    // a run's values then cycle through few blocks.
+    auto best = pl.free.end();
+    for (auto it = pl.free.lower_bound(bytes);
+         it != pl.free.end() && it->first <= bytes * kMaxReuseFactor; ++it)
+      if (best == pl.free.end() || it->second.first > best->second.first)
+        best = it;
+    if (best != pl.free.end()) {
+      const size_t capacity = best->first;
+      uint8_t *p = best->second.second;
+      pl.free.erase(best);
       pl.cachedBytes -= capacity;
       return own(p, capacity);
     }
@@ -72,7 +85,7 @@ BufferPoolScope::BufferPoolScope() {
 }
 
 BufferPoolScope::~BufferPoolScope() {
-  std::multimap<size_t, uint8_t *> kept;
+  std::multimap<size_t, std::pair<uint64_t, uint8_t *>> kept;
   {
     std::lock_guard<std::mutex> lock(pool().mutex);
     if (--pool().scopes > 0)
@@ -80,8 +93,8 @@ BufferPoolScope::~BufferPoolScope() {
     kept.swap(pool().free);
     pool().cachedBytes = 0;
   }
-  for (auto &[capacity, p] : kept)
-    rawFree(p);
+  for (auto &[capacity, entry] : kept)
+    rawFree(entry.second);
 }
 
 size_t bufferPoolCachedBytes() {

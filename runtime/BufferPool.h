@@ -8,9 +8,12 @@
 //
 // While an Interpreter lives (it holds a BufferPoolScope, as a runtime's
 // session holds its arena), freed blocks of kMinPooledBytes or more are kept
-// and handed to the next request they fit (best fit, at most a quarter
-// larger than asked), so a run reuses the pages of the values that died
-// before it, and a second run reuses the first one's. When the last scope
+// and handed to the next request they fit: of the blocks at most four times
+// as large as asked, the one freed last, whose bytes are the likeliest
+// still in cache (a run's values then cycle through a few blocks that stay
+// in the caches, as a runtime's arena reuses its offsets; bench/
+// conv_notes.md), so a run reuses the pages of the values that died before
+// it, and a second run reuses the first one's. When the last scope
 // ends every kept block is freed; so is a block released outside any scope
 // or beyond kMaxCachedBytes. Thread-safe (one mutex; taken once per large
 // block, not per element). Contents of a reused block are not zeroed here.

@@ -21,27 +21,39 @@ TEST(BufferPool, KeepsFreedBlocksWhileAScopeLives) {
     EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 64, 0u);
   }
   EXPECT_EQ(bufferPoolCachedBytes(), kMiB);
-  std::shared_ptr<uint8_t[]> b = allocateBlock(kMiB - 64 * 100); // fits, < a quarter larger
+  std::shared_ptr<uint8_t[]> b = allocateBlock(kMiB - 64 * 100); // fits
   EXPECT_EQ(b.get(), first);
   EXPECT_EQ(bufferPoolCachedBytes(), 0u);
 }
 
-TEST(BufferPool, BestFitWithinAQuarter) {
+TEST(BufferPool, TakesTheLastFreedBlockThatFits) {
+  BufferPoolScope scope;
+  uint8_t *small = nullptr;
+  uint8_t *big = nullptr;
+  {
+    std::shared_ptr<uint8_t[]> s = allocateBlock(kMiB);
+    std::shared_ptr<uint8_t[]> b = allocateBlock(4 * kMiB);
+    small = s.get();
+    big = b.get();
+  } // b is freed first, then s
+  // Both fit a 1 MiB request: the one freed last, whose bytes are the
+  // likeliest still in cache. A 2 MiB one then takes the 4 MiB block.
+  std::shared_ptr<uint8_t[]> d = allocateBlock(kMiB);
+  EXPECT_EQ(d.get(), small);
+  std::shared_ptr<uint8_t[]> e = allocateBlock(2 * kMiB);
+  EXPECT_EQ(e.get(), big);
+  EXPECT_EQ(bufferPoolCachedBytes(), 0u);
+}
+
+TEST(BufferPool, NeverABlockOverFourTimesTheRequest) {
   BufferPoolScope scope;
   uint8_t *big = nullptr;
-  uint8_t *exact = nullptr;
   {
-    std::shared_ptr<uint8_t[]> a = allocateBlock(4 * kMiB);
-    std::shared_ptr<uint8_t[]> c = allocateBlock(kMiB);
-    big = a.get();
-    exact = c.get();
+    std::shared_ptr<uint8_t[]> b = allocateBlock(4 * kMiB);
+    big = b.get();
   }
-  // A 1 MiB request takes the 1 MiB block, not the 4 MiB one; a 2 MiB one
-  // takes neither (4 MiB is more than a quarter larger).
-  std::shared_ptr<uint8_t[]> d = allocateBlock(kMiB);
-  EXPECT_EQ(d.get(), exact);
-  std::shared_ptr<uint8_t[]> e = allocateBlock(2 * kMiB);
-  EXPECT_NE(e.get(), big);
+  std::shared_ptr<uint8_t[]> d = allocateBlock(kMiB - 64);
+  EXPECT_NE(d.get(), big);
   EXPECT_EQ(bufferPoolCachedBytes(), 4 * kMiB);
 }
 
