@@ -67,7 +67,9 @@ using simd::firstLanes;
 using simd::transpose16;
 
 /// dst[16 j + c] = src[c * stride + j] for j < len and c < rows; lanes c >=
-/// rows are zero.
+/// rows are zero. (simd::transposeFloatsAvx512 with a destination stride
+/// of 16 leaves those lanes, and called per row of a block ran 15-35%
+/// slower here.)
 __attribute__((target("avx512f"))) void toBlock(const float *src, int64_t stride, int64_t rows,
                                                 int64_t len, float *dst) {
   for (int64_t j0 = 0; j0 < len; j0 += 16) {
@@ -263,6 +265,18 @@ struct BlockTiles {
   }
 };
 
+/// The geometry of a block of 2-D planes padded for a window: the padded
+/// rows and columns some output reads (rows past them are never read,
+/// however large the end padding).
+struct PaddedBlock {
+  int64_t ih, iw, oh, ow, kh, kw, taps, pt, pl, sy, sx, ph, pw, inS, outS;
+  explicit PaddedBlock(const Window::Dims3 &g)
+      : ih(g.in[1]), iw(g.in[2]), oh(g.out[1]), ow(g.out[2]), kh(g.kernel[1]), kw(g.kernel[2]),
+        taps(kh * kw), pt(g.padBegin[1]), pl(g.padBegin[2]), sy(g.strides[1]), sx(g.strides[2]),
+        ph((oh - 1) * sy + (kh - 1) * g.dilations[1] + 1),
+        pw((ow - 1) * sx + (kw - 1) * g.dilations[2] + 1), inS(ih * iw), outS(oh * ow) {}
+};
+
 /// Channels [c0, c0 + cn) of image n: the padded block (zeros, or
 /// -infinity for max pooling, which no input loses to), the weights, the
 /// outputs, and the planes written back (then the convolution's epilogue,
@@ -272,15 +286,9 @@ __attribute__((target("avx512f"))) void
 runBlock(const float *x, const float *w, const float *bias, float *y, int64_t n, int64_t C,
          int64_t c0, int64_t cn, const Window::Dims3 &g, const Epilogue<float> *epilogue,
          const StoreClamp *clamp) {
-  const int64_t ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];
-  const int64_t kh = g.kernel[1], kw = g.kernel[2], taps = kh * kw;
-  const int64_t pt = g.padBegin[1], pl = g.padBegin[2];
-  const int64_t sy = g.strides[1], sx = g.strides[2];
-  // Padded rows and columns some output reads (rows past them are never
-  // read, however large the end padding).
-  const int64_t ph = (oh - 1) * sy + (kh - 1) * g.dilations[1] + 1;
-  const int64_t pw = (ow - 1) * sx + (kw - 1) * g.dilations[2] + 1;
-  const int64_t inS = ih * iw, outS = oh * ow;
+  const PaddedBlock k(g);
+  const int64_t ih = k.ih, iw = k.iw, oh = k.oh, ow = k.ow, kh = k.kh, taps = k.taps;
+  const int64_t pt = k.pt, pl = k.pl, sy = k.sy, ph = k.ph, pw = k.pw, inS = k.inS, outS = k.outS;
   float *pad = scratch<float, 7>(ph * pw * 16);
   float *wt = Max ? nullptr : scratch<float, 8>(taps * 16);
   float *outs = scratch<float, 9>(outS * 16);
@@ -314,7 +322,7 @@ runBlock(const float *x, const float *w, const float *bias, float *y, int64_t n,
     for (int64_t oy = 0; oy < oh; ++oy) {
       const bool emptyRow = empty(oy, sy, g.dilations[1], kh, pt, ih);
       for (int64_t ox = 0; ox < ow; ++ox)
-        if (emptyRow || empty(ox, sx, g.dilations[2], kw, pl, iw))
+        if (emptyRow || empty(ox, k.sx, g.dilations[2], k.kw, pl, iw))
           for (int64_t c = 0; c < cn; ++c)
             yo[c * outS + oy * ow + ox] = kLowest;
     }
@@ -333,13 +341,9 @@ __attribute__((target("avx512f"))) void runBlockLast(const float *x, const float
                                                      int64_t C, int64_t c0, int64_t cn,
                                                      const Window::Dims3 &g,
                                                      const StoreClamp *clamp) {
-  const int64_t ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];
-  const int64_t kh = g.kernel[1], kw = g.kernel[2], taps = kh * kw;
-  const int64_t pt = g.padBegin[1], pl = g.padBegin[2];
-  const int64_t sy = g.strides[1], sx = g.strides[2];
-  const int64_t ph = (oh - 1) * sy + (kh - 1) * g.dilations[1] + 1;
-  const int64_t pw = (ow - 1) * sx + (kw - 1) * g.dilations[2] + 1;
-  const int64_t inS = ih * iw, outS = oh * ow;
+  const PaddedBlock k(g);
+  const int64_t ih = k.ih, iw = k.iw, oh = k.oh, ow = k.ow, taps = k.taps;
+  const int64_t pt = k.pt, pl = k.pl, ph = k.ph, pw = k.pw, inS = k.inS, outS = k.outS;
   float *pad = scratch<float, 7>(ph * pw * 16);
   float *wt = scratch<float, 8>(taps * 16);
   float *outs = scratch<float, 9>(ow * 16);
