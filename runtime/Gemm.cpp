@@ -930,6 +930,10 @@ bool sgemmBlocked(bool transA, int64_t M, int64_t N) {
   return M > 1 && N > 1 && (transA || N > kFewColumns);
 }
 
+bool gemmSplitsColumns(int64_t M, int64_t N, int64_t K) {
+  return columnParts(threadCount(), M, N, K, engineFor<float>(currentIsa()).NR) > 1;
+}
+
 void packRowPanels(int64_t rows, int64_t K, const float *A, int64_t lda, int64_t MR,
                    float *packed) {
   packA<float>(false, A, lda, 0, rows, 0, K, MR, packed);

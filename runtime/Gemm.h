@@ -74,6 +74,11 @@ void packBPanels(bool transB, int64_t K, int64_t N, const float *B, int64_t ldb,
 /// matrix-vector product.
 bool sgemmBlocked(bool transA, int64_t M, int64_t N);
 
+/// Whether the blocked product of this shape, called from outside a pool
+/// task, cuts its columns across the threads itself (wide products); a
+/// narrower one splits each K slice only where that slice is worth it.
+bool gemmSplitsColumns(int64_t M, int64_t N, int64_t K);
+
 /// Given A (rows x K, row-major, lda), Execute: packs it into `packed` in
 /// MR-tall row panels, the layout in which the micro-kernels read op(A):
 /// panel p, at element p * MR * K, holds for each k < K the values of rows

@@ -298,6 +298,29 @@ void biasClampRows(float *y, int64_t P, int64_t M, const float *bias,
   }
 }
 
+/// Given A (P x K, read transposed when transA) and the filters packed as
+/// the GEMM's B panels (K x M), Execute: C = A B (P x M, row stride M). A
+/// product worth splitting that the GEMM would only cut K slice by K slice
+/// (few output channels: each slice too small to split) is cut here into
+/// ranges of whole panels, one per thread, each over all of K; every range
+/// rounds as the whole product would (sliceColumns), so the bits do not
+/// depend on the thread count.
+void gemmProductByPanels(bool transA, int64_t P, int64_t M, int64_t K, const float *a,
+                         int64_t lda, const float *filters, int64_t width, float *c) {
+  const int64_t panels = (M + width - 1) / width;
+  const int64_t parts = std::min<int64_t>(panels, threadCount());
+  if (parts < 2 || gemmSplitsColumns(P, M, K) || !worthSplitting(P * M * K, P * K + K * M + P * M)) {
+    gemmPackedB(transA, P, M, K, 1.0f, a, lda, filters, width, 0.0f, c, M, nullptr, M);
+    return;
+  }
+  parallelFor(parts, [&](int64_t q) {
+    const int64_t j0 = panels * q / parts * width, j1 = std::min(M, panels * (q + 1) / parts * width);
+    if (j1 > j0)
+      gemmPackedB(transA, P, j1 - j0, K, 1.0f, a, lda, filters + j0 * K, width, 0.0f, c + j0, M,
+                  nullptr, M);
+  });
+}
+
 /// Given T (P positions by Mg channels, row-major), Execute: writes its
 /// transpose into the Mg planes of P at y, adding the bias, sixteen channels
 /// at a time so that each row of T is read once.
@@ -337,8 +360,8 @@ void pointwiseTransposed(const float *x, const float *w, const float *bias, floa
   float *t = scratch<float, 12>(P * Mg);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t gi = 0; gi < group; ++gi) {
-      gemmPackedB(true, P, Mg, Cg, 1.0f, x + (n * Cin + gi * Cg) * P, P, filters + gi * size,
-                  width, 0.0f, t, Mg);
+      gemmProductByPanels(true, P, Mg, Cg, x + (n * Cin + gi * Cg) * P, P, filters + gi * size,
+                          width, t);
       float *yg = y + (n * M + gi * Mg) * P;
       transposeBack(t, P, Mg, bias ? bias + gi * Mg : nullptr, yg);
       if (epilogue.on())
@@ -360,7 +383,7 @@ void pointwiseChannelsLast(const float *x, bool xLast, const float *w, const flo
   for (int64_t n = 0; n < N; ++n) {
     const float *xn = x + n * K * P;
     float *yn = y + n * M * P;
-    gemmPackedB(!xLast, P, M, K, 1.0f, xn, xLast ? K : P, filters, width, 0.0f, yLast ? yn : t, M);
+    gemmProductByPanels(!xLast, P, M, K, xn, xLast ? K : P, filters, width, yLast ? yn : t);
     if (!yLast) {
       transposeBack(t, P, M, bias, yn);
       if (epilogue.on())
