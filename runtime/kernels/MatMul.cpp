@@ -4,6 +4,7 @@
 // matrices and the promoted dimension removed from the result, batch
 // dimensions broadcast. Float types run on the blocked GEMM engine (one GEMM
 // for the whole batch when B is a single matrix, e.g. X[b,s,K] x W[K,N];
+// batch entries too small to split one by one run on the threads together;
 // a constant float B, weights, packed once for it from the second run on);
 // float16/bfloat16 compute in float. Integer types (int32, int64, uint32,
 // uint64) use a cache-friendly i-k-j loop with wrapping arithmetic.
@@ -11,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Gemm.h"
 #include "runtime/Kernel.h"
+#include "runtime/ThreadPool.h"
 #include "runtime/kernels/Dispatch.h"
 #include "runtime/kernels/NNCommon.h"
 
@@ -42,9 +44,16 @@ template <typename T> Status matMulFloat(KernelContext &ctx, const Tensor &a, co
         gemm(false, false, rows, N, K, 1, A.data(), K, B.data(), N, 0, Y.data(), N);
       }
     } else {
-      for (int64_t t = 0; t < plan.batches(); ++t)
+      // Products too small to split one by one (attention's heads: 199 x 16
+      // by 16 x 199), worth it together, run a batch entry per task; each
+      // is the same product wherever it runs.
+      const int64_t batches = plan.batches(), moved = M * K + K * N + M * N;
+      const bool byBatch = batches > 1 && !worthSplitting(M * N * K, moved) &&
+                           worthSplitting(batches * M * N * K, batches * moved);
+      parallelForIf(byBatch, batches, [&](int64_t t) {
         gemm(false, false, M, N, K, 1, A.data() + plan.aIndex[t] * M * K, K,
              B.data() + plan.bIndex[t] * K * N, N, 0, Y.data() + t * M * N, N);
+      });
     }
   }
   ctx.setOutput(0, Y.finish());
