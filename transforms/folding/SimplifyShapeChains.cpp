@@ -238,6 +238,25 @@ private:
     return l && r && *l != *r;
   }
 
+  /// Whether a shape's element count and a Reshape target's (every
+  /// element known and positive) are both known and differ.
+  static bool differentCount(const std::optional<SymShape> &shape,
+                             const std::optional<std::vector<SymDim>> &target) {
+    if (!shape || !target)
+      return false;
+    auto count = [](const std::vector<SymDim> &dims, bool positive) -> std::optional<int64_t> {
+      int64_t p = 1;
+      for (const SymDim &d : dims) {
+        std::optional<int64_t> v = d.constantValue();
+        if (!v || *v < 0 || (positive && *v == 0) || __builtin_mul_overflow(p, *v, &p))
+          return std::nullopt;
+      }
+      return p;
+    };
+    std::optional<int64_t> a = count(*shape, false), b = count(*target, true);
+    return a && b && *a != *b;
+  }
+
   /// Rule 5. Reshape(Reshape(x, s1), s2) with a single-use inner Reshape
   /// is Reshape(x, s2): both keep the elements in order, so only s2's
   /// copy rule can differ (a 0 copies the input's dim, once y's and now
@@ -255,6 +274,14 @@ private:
     // they contradict (a fuzz_load_pipeline finding).
     if (onlyEmpty(inferencer_.symbolicShape(inner->operand(0)), inferencer_.symbolicShape(y)))
       return rewriter_.notifyMatchFailure(n, "the inner Reshape runs only on an empty tensor");
+    // Likewise an inner Reshape that cannot run (its target is not int64),
+    // and an outer target whose element count is known to differ from x's:
+    // either fails as it is, but read straight from x the outer target would
+    // contradict x's known dims (fuzz_load_pipeline findings).
+    if (std::optional<DataType> dt = knownElemType(inner->operand(1)); !inner->operand(1) || (dt && *dt != DataType::Int64))
+      return rewriter_.notifyMatchFailure(n, "the inner Reshape's target is not int64");
+    if (differentCount(inferencer_.symbolicShape(inner->operand(0)), inferencer_.symbolicElements(n->operand(1))))
+      return rewriter_.notifyMatchFailure(n, "the outer target's element count is not the input's");
     if (n->attrInt("allowzero", 0) == 0) {
       std::optional<std::vector<SymDim>> elems = inferencer_.symbolicElements(n->operand(1));
       if (!elems)
