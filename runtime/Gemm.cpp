@@ -758,13 +758,16 @@ int64_t columnParts(int threads, int64_t M, int64_t N, int64_t K, int64_t NR) {
 }
 
 /// The blocked product. With `prepacked`, op(B) is not read from B: its
-/// panels come ready from `prepacked` (see gemmPackedB in Gemm.h). With
-/// `rowBias`, rowBias[i] is then added to row i of C (in the micro-kernels'
-/// stores of the last K slice).
+/// panels come ready from `prepacked` (see gemmPackedB in Gemm.h); with
+/// `packer` (and `prepacked`), op(A) is not read from A either: the packer
+/// writes each block's row panels (gemmPackedB's overload). With `rowBias`,
+/// rowBias[i] is then added to row i of C (in the micro-kernels' stores of
+/// the last K slice).
 template <typename T>
 void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha, const T *A,
               int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc,
-              const T *prepacked = nullptr, const T *rowBias = nullptr, int64_t kSlice = 0) {
+              const T *prepacked = nullptr, const T *rowBias = nullptr, int64_t kSlice = 0,
+              const RowPanelPacker<T> *packer = nullptr) {
   if (M <= 0 || N <= 0)
     return;
   if (K <= 0 || alpha == T(0)) {
@@ -814,7 +817,7 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
         return;
       const T *b = prepacked ? nullptr : transB ? B + j0 * ldb : B + j0;
       gemmImpl<T>(transA, transB, M, j1 - j0, K, alpha, A, lda, b, ldb, beta, C + j0, ldc,
-                  prepacked ? prepacked + j0 * K : nullptr, rowBias, KC);
+                  prepacked ? prepacked + j0 * K : nullptr, rowBias, KC, packer);
     });
     return;
   }
@@ -845,7 +848,10 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
         thread_local AlignedVector<T> packedA;
         if (packedA.size() < static_cast<size_t>(mcMax * kcMax))
           packedA.resize(static_cast<size_t>(mcMax * kcMax));
-        packA(transA, A, lda, ic, mc, pc, kc, MR, packedA.data());
+        if (packer)
+          (*packer)(ic, mc, pc, kc, packedA.data());
+        else
+          packA(transA, A, lda, ic, mc, pc, kc, MR, packedA.data());
         int64_t end = std::min(nc, panels * (chunk + 1) / chunks * NR);
         for (int64_t jr = panels * chunk / chunks * NR; jr < end; jr += NR) {
           int64_t nr = std::min(NR, nc - jr);
@@ -920,6 +926,16 @@ void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, double alpha, con
                  int64_t ldc, const double *rowBias, int64_t sliceColumns) {
   gemmPackedImpl<double>(transA, M, N, K, alpha, A, lda, Bp, panelWidth, beta, C, ldc, rowBias,
                       sliceColumns);
+}
+
+int64_t gemmRowPanelHeight() { return engineFor<float>(currentIsa()).MR; }
+
+void gemmPackedB(const RowPanelPacker<float> &packA, int64_t M, int64_t N, int64_t K,
+                 const float *Bp, float *C, int64_t ldc, int64_t sliceColumns) {
+  const Engine<float> engine = engineFor<float>(currentIsa());
+  const int64_t kSlice = sliceColumns > 0 ? sliceK(engine.KC, sliceColumns) : 0;
+  gemmImpl<float>(false, false, M, N, K, 1.0f, nullptr, 0, nullptr, 0, 0.0f, C, ldc, Bp, nullptr,
+                  kSlice, &packA);
 }
 
 void packBPanels(bool transB, int64_t K, int64_t N, const float *B, int64_t ldb, float *packed) {

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 namespace onnxslim::rt {
 
@@ -60,6 +61,25 @@ void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, float alpha, cons
 void gemmPackedB(bool transA, int64_t M, int64_t N, int64_t K, double alpha, const double *A,
                  int64_t lda, const double *Bp, int64_t panelWidth, double beta, double *C,
                  int64_t ldc, const double *rowBias = nullptr, int64_t sliceColumns = 0);
+
+/// Height (rows per panel) of the packed-A layout of the active float
+/// engine (packRowPanels' MR; the rows a RowPanelPacker writes per panel).
+int64_t gemmRowPanelHeight();
+
+/// Given rows [i0, i0 + rows) and columns [k0, k0 + kc) of a product's A,
+/// Execute: writes them into dst as row panels of gemmRowPanelHeight() =
+/// MR rows: panel r / MR at dst + r * kc holds, column after column, its MR
+/// values (zero past the last row of A).
+template <typename T>
+using RowPanelPacker = std::function<void(int64_t i0, int64_t rows, int64_t k0, int64_t kc, T *dst)>;
+
+/// gemmPackedB (beta 0, alpha 1, the engine's panel width) with A's blocks
+/// written by `packA` where the engine would pack them from A: for an A
+/// never stored whole (a convolution's column matrix, built slice by slice
+/// into the caches the product reads it from). The bits are gemmPackedB's
+/// on that A. Runs on the calling thread only when called from a pool task.
+void gemmPackedB(const RowPanelPacker<float> &packA, int64_t M, int64_t N, int64_t K,
+                 const float *Bp, float *C, int64_t ldc, int64_t sliceColumns);
 
 /// Given op(B) (K x N: B row-major with row stride ldb, read transposed
 /// when transB), Execute: writes it whole into `packed` in the packed-B

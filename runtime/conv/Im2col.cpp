@@ -7,6 +7,9 @@
 //  - pointwiseTransposed: the same on planes of at most 64 positions, as
 //    the transposed product (positions by channels) with the filters kept
 //    packed, transposed back into the planes;
+//  - convSmallPlane: other 2-D convolutions on planes of at most 64
+//    positions, as that transposed product over the column matrix, which
+//    each thread writes K slice by K slice as the product reads it;
 //  - convFewColumns: at most kFewColumns outputs per image, each a dot
 //    product of a filter row with its gathered receptive field;
 //  - convIm2col: everything else; the column matrix is written directly
@@ -27,6 +30,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -321,18 +325,19 @@ void gemmProductByPanels(bool transA, int64_t P, int64_t M, int64_t K, const flo
   });
 }
 
-/// Given T (P positions by Mg channels, row-major), Execute: writes its
-/// transpose into the Mg planes of P at y, adding the bias, sixteen channels
-/// at a time so that each row of T is read once.
-void transposeBack(const float *t, int64_t P, int64_t Mg, const float *bias, float *y) {
+/// Given T (P positions by Mg channels, row stride ldt), Execute: writes
+/// its transpose into the Mg planes of P at y, adding the bias, sixteen
+/// channels at a time so that each row of T is read once.
+void transposeBlock(const float *t, int64_t ldt, int64_t P, int64_t Mg, const float *bias,
+                    float *y) {
 #ifdef ONNXSLIM_ISA_X86
   if (gemmEngineIsAvx512())
-    return simd::transposeFloatsAvx512(t, Mg, P, Mg, y, P, bias);
+    return simd::transposeFloatsAvx512(t, ldt, P, Mg, y, P, bias);
 #endif
   for (int64_t m0 = 0; m0 < Mg; m0 += 16) {
     const int64_t mn = std::min<int64_t>(16, Mg - m0);
     for (int64_t p = 0; p < P; ++p) {
-      const float *src = t + p * Mg + m0;
+      const float *src = t + p * ldt + m0;
       float *dst = y + m0 * P + p;
       if (bias)
         for (int64_t j = 0; j < mn; ++j)
@@ -342,6 +347,10 @@ void transposeBack(const float *t, int64_t P, int64_t Mg, const float *bias, flo
           dst[j * P] = src[j];
     }
   }
+}
+
+void transposeBack(const float *t, int64_t P, int64_t Mg, const float *bias, float *y) {
+  transposeBlock(t, Mg, P, Mg, bias, y);
 }
 
 } // namespace
@@ -393,6 +402,195 @@ void pointwiseChannelsLast(const float *x, bool xLast, const float *w, const flo
     }
     if (bias || epilogue.on())
       biasClampRows(yn, P, M, bias, epilogue);
+  }
+}
+
+namespace {
+
+#ifdef ONNXSLIM_ISA_X86
+/// Where up to 16 lanes of a row panel come from in a plane, on AVX-512:
+/// lane r (of `lanes`) is element idx[r] of the 16 loaded from `base`
+/// (those of `load`).
+struct PanelSegment {
+  int32_t idx[16];
+  int32_t base;
+  __mmask16 load, lanes;
+};
+#endif
+
+/// Output and input channels from which convSmallPlane takes a small
+/// plane: with fewer, writing the column matrix costs about what the
+/// product saves over the direct one (bench/conv_notes.md).
+constexpr int64_t kSmallPlaneMinOutputs = 64, kSmallPlaneMinInputs = 16;
+
+/// Segments per tap up to which a panel's lanes are loaded and permuted;
+/// beyond, they are gathered.
+constexpr int kMaxSegments = 4;
+
+/// The column matrix of one image's planes (2-D) as a product's A: P
+/// positions by K = channels x taps (the filters' order), the input each
+/// position reads at each tap, zero in the padding. Planned once per
+/// geometry; `pack` then writes any block of it as RowPanelPacker does.
+class SmallPlaneColumns {
+public:
+  SmallPlaneColumns(const Window::Dims3 &g, int64_t MR)
+      : MR_(MR), kS_(g.kernel[1] * g.kernel[2]), P_(g.out[1] * g.out[2]),
+        planeSize_(g.in[1] * g.in[2]) {
+    const int64_t panels = (P_ + MR - 1) / MR, kw = g.kernel[2], ow = g.out[2];
+    offsets_.assign(static_cast<size_t>(panels * kS_ * MR), -1);
+    for (int64_t p = 0; p < P_; ++p)
+      for (int64_t t = 0; t < kS_; ++t) {
+        const int64_t iy = p / ow * g.strides[1] + t / kw * g.dilations[1] - g.padBegin[1];
+        const int64_t ix = p % ow * g.strides[2] + t % kw * g.dilations[2] - g.padBegin[2];
+        if (iy >= 0 && iy < g.in[1] && ix >= 0 && ix < g.in[2])
+          offsets_[static_cast<size_t>((p / MR * kS_ + t) * MR + p % MR)] =
+              static_cast<int32_t>(iy * g.in[2] + ix);
+      }
+#ifdef ONNXSLIM_ISA_X86
+    if (MR <= 16 && gemmEngineIsAvx512()) {
+      segments_.resize(static_cast<size_t>(panels * kS_ * kMaxSegments));
+      counts_.resize(static_cast<size_t>(panels * kS_));
+      for (int64_t i = 0; i < panels * kS_; ++i)
+        counts_[static_cast<size_t>(i)] =
+            planSegments(offsets_.data() + i * MR, segments_.data() + i * kMaxSegments);
+    }
+#endif
+  }
+
+  /// Given image x, Execute: writes rows [i0, i0 + rows) (a multiple of
+  /// MR from) by columns [k0, k0 + kc) into dst as row panels.
+  void pack(const float *x, int64_t i0, int64_t rows, int64_t k0, int64_t kc, float *dst) const {
+    for (int64_t ir = 0; ir < rows; ir += MR_) {
+      const int64_t q = (i0 + ir) / MR_;
+      float *out = dst + ir * kc;
+#ifdef ONNXSLIM_ISA_X86
+      if (!counts_.empty()) {
+        panelAvx512(x, q, k0, kc, out);
+        continue;
+      }
+#endif
+      int64_t t = k0 % kS_;
+      const float *plane = x + k0 / kS_ * planeSize_;
+      for (int64_t k = 0; k < kc; ++k, out += MR_) {
+        const int32_t *off = offsets_.data() + (q * kS_ + t) * MR_;
+        for (int64_t r = 0; r < MR_; ++r) {
+          const float v = plane[std::max(off[r], 0)];
+          out[r] = off[r] >= 0 ? v : 0.0f;
+        }
+        if (++t == kS_) {
+          t = 0;
+          plane += planeSize_;
+        }
+      }
+    }
+  }
+
+private:
+#ifdef ONNXSLIM_ISA_X86
+  /// Given one tap's MR offsets in a panel (-1: padding or past the last
+  /// position), Result: how many segments cover them (-1: more than
+  /// kMaxSegments), written to seg.
+  int planSegments(const int32_t *offsets, PanelSegment *seg) const {
+    int n = 0;
+    for (int64_t r = 0; r < MR_; ++r) {
+      const int32_t o = offsets[r];
+      if (o < 0)
+        continue;
+      int s = 0;
+      while (s < n && !(o >= seg[s].base && o - seg[s].base < 16))
+        ++s;
+      if (s == n) {
+        if (n == kMaxSegments)
+          return -1;
+        seg[n] = PanelSegment{};
+        seg[n++].base = o;
+      }
+      seg[s].idx[r] = o - seg[s].base;
+      seg[s].load = static_cast<__mmask16>(seg[s].load | 1u << (o - seg[s].base));
+      seg[s].lanes = static_cast<__mmask16>(seg[s].lanes | 1u << r);
+    }
+    return n;
+  }
+
+  /// Columns [k0, k0 + kc) of row panel q on AVX-512: each tap's lanes as
+  /// planSegments planned them (a masked load and a permutation per
+  /// segment), or gathered where it declined.
+  __attribute__((target("avx512f"))) void panelAvx512(const float *x, int64_t q, int64_t k0,
+                                                      int64_t kc, float *out) const {
+    const __mmask16 store = simd::firstLanes(MR_);
+    int64_t t = k0 % kS_;
+    const float *plane = x + k0 / kS_ * planeSize_;
+    for (int64_t k = 0; k < kc; ++k, out += MR_) {
+      const int64_t i = q * kS_ + t;
+      const PanelSegment *seg = segments_.data() + i * kMaxSegments;
+      const int n = counts_[static_cast<size_t>(i)];
+      __m512 v = _mm512_setzero_ps();
+      if (n >= 0) {
+        for (int s = 0; s < n; ++s)
+          v = _mm512_mask_permutexvar_ps(v, seg[s].lanes, _mm512_loadu_si512(seg[s].idx),
+                                         _mm512_maskz_loadu_ps(seg[s].load, plane + seg[s].base));
+      } else {
+        const __m512i idx = _mm512_maskz_loadu_epi32(store, offsets_.data() + i * MR_);
+        v = _mm512_mask_i32gather_ps(
+            v, _mm512_mask_cmpge_epi32_mask(store, idx, _mm512_setzero_si512()), idx, plane, 4);
+      }
+      _mm512_mask_storeu_ps(out, store, v);
+      if (++t == kS_) {
+        t = 0;
+        plane += planeSize_;
+      }
+    }
+  }
+
+  std::vector<PanelSegment> segments_;
+  std::vector<int> counts_; ///< per panel and tap: planSegments' result
+#endif
+  int64_t MR_, kS_, P_, planeSize_;
+  std::vector<int32_t> offsets_; ///< per panel, tap and lane (-1: zero)
+};
+
+} // namespace
+
+bool smallPlaneFits(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_t group) {
+  const int64_t outS = g.out[0] * g.out[1] * g.out[2];
+  return group == 1 && g.in[0] == 1 && g.kernel[0] == 1 && outS > kFewColumns &&
+         outS <= kTransposedMaxPlane && M >= kSmallPlaneMinOutputs && Cin >= kSmallPlaneMinInputs &&
+         g.in[1] * g.in[2] <= std::numeric_limits<int32_t>::max();
+}
+
+/// Each thread multiplies the column matrix, written K slice by K slice
+/// into its own caches as the product reads it (SmallPlaneColumns), by a
+/// range of whole filter panels, over all of K with the whole product's K
+/// slice (the same bits on any thread count), then transposes its output
+/// channels back into their planes.
+void convSmallPlane(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                    int64_t Cin, int64_t M, const Window::Dims3 &g,
+                    const Epilogue<float> &epilogue, PackedFilters *kept) {
+  const int64_t K = Cin * g.kernel[1] * g.kernel[2], P = g.out[1] * g.out[2];
+  const int64_t inS = g.in[1] * g.in[2], width = gemmPanelWidth<float>();
+  const int64_t MR = gemmRowPanelHeight(), panels = (M + width - 1) / width;
+  const float *filters = transposedFilters(w, 1, M, K, kept);
+  float *t = scratch<float, 12>(P * M);
+  const SmallPlaneColumns plan(g, MR);
+  const int64_t parts = worthSplitting(P * M * K, P * K + K * M + P * M)
+                            ? std::min<int64_t>(panels, threadCount())
+                            : 1;
+  for (int64_t n = 0; n < N; ++n) {
+    const float *xn = x + n * Cin * inS;
+    float *yn = y + n * M * P;
+    const RowPanelPacker<float> columns = [&](int64_t i0, int64_t rows, int64_t k0, int64_t kc,
+                                              float *dst) { plan.pack(xn, i0, rows, k0, kc, dst); };
+    parallelForIf(parts > 1, parts, [&](int64_t q) {
+      const int64_t j0 = panels * q / parts * width;
+      const int64_t j1 = std::min(M, panels * (q + 1) / parts * width);
+      if (j1 <= j0)
+        return;
+      gemmPackedB(columns, P, j1 - j0, K, filters + j0 * K, t + j0, M, M);
+      transposeBlock(t + j0, M, P, j1 - j0, bias ? bias + j0 : nullptr, yn + j0 * P);
+      if (epilogue.on())
+        for (int64_t m = j0; m < j1; ++m)
+          epilogue(yn + m * P, P);
+    });
   }
 }
 

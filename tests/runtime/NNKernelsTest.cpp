@@ -363,6 +363,24 @@ void checkRandomConvs() {
   }
 }
 
+/// The 3-D geometry of a 2-D configuration (a leading depth of one), as
+/// the conv algorithms take it.
+nn::Window::Dims3 dims3(const ConvConfig &c) {
+  const std::vector<int64_t> out = convOut(c);
+  nn::Window::Dims3 g;
+  for (size_t i = 0; i < 3; ++i) {
+    const bool lead = i == 0;
+    g.in[i] = lead ? 1 : c.in[i - 1];
+    g.kernel[i] = lead ? 1 : c.kernel[i - 1];
+    g.strides[i] = lead ? 1 : c.strides[i - 1];
+    g.dilations[i] = lead ? 1 : c.dilations[i - 1];
+    g.padBegin[i] = lead ? 0 : c.pads[i - 1];
+    g.padEnd[i] = lead ? 0 : c.pads[i + 1];
+    g.out[i] = lead ? 1 : out[i - 1];
+  }
+  return g;
+}
+
 /// Runs every configuration (explicit pads, a bias) with each GEMM engine
 /// and compares with naiveConv; `maxOutputs`, when positive, is what each
 /// configuration's output positions are meant to stay within.
@@ -411,21 +429,9 @@ TEST(ConvKernel, TapRegionsMatchNaive) {
       {1, 16, 20, 1, {6, 6}, {7, 7}, {1, 1}, {1, 1}, {6, 6, 6, 6}},
       {1, 12, 33, 1, {15, 13}, {3, 3}, {2, 2}, {9, 9}, {9, 7, 10, 9}},
       {1, 8, 17, 1, {5, 40}, {5, 3}, {1, 2}, {4, 20}, {8, 20, 8, 20}}};
-  for (const ConvConfig &c : configs) {
-    const std::vector<int64_t> out = convOut(c);
-    nn::Window::Dims3 g;
-    for (size_t i = 0; i < 3; ++i) {
-      const bool lead = i == 0;
-      g.in[i] = lead ? 1 : c.in[i - 1];
-      g.kernel[i] = lead ? 1 : c.kernel[i - 1];
-      g.strides[i] = lead ? 1 : c.strides[i - 1];
-      g.dilations[i] = lead ? 1 : c.dilations[i - 1];
-      g.padBegin[i] = lead ? 0 : c.pads[i - 1];
-      g.padEnd[i] = lead ? 0 : c.pads[i + 1];
-      g.out[i] = lead ? 1 : out[i - 1];
-    }
-    EXPECT_TRUE(nn::tapRegionsFit(g, c.group)) << shapeString(c.in) << " " << shapeString(c.kernel);
-  }
+  for (const ConvConfig &c : configs)
+    EXPECT_TRUE(nn::tapRegionsFit(dims3(c), c.group))
+        << shapeString(c.in) << " " << shapeString(c.kernel);
   checkConvConfigs(configs, 61, "tap regions");
   std::mt19937 rng(62);
   const ConvConfig &c = configs[0];
@@ -440,6 +446,61 @@ TEST(ConvKernel, TapRegionsMatchNaive) {
   const std::vector<float> one = run(1), three = run(3);
   EXPECT_EQ(std::memcmp(one.data(), three.data(), one.size() * sizeof(float)), 0);
   setThreadCount(1);
+}
+
+/// 2-D float convolutions with 9 to 64 outputs per image take the
+/// transposed product over the column matrix (convSmallPlane): 3x3 at
+/// strides 1 and 2 (ResNet's last stage), 5x5, 1x3 and 3x1, 7x7 on a plane
+/// as small as its taps (most taps read padding), dilation, asymmetric
+/// pads, several images, output channels off the panel width, planes whose
+/// last row panel holds one position (49) or four (64), and a stride of 8
+/// (a tap's positions spread beyond the loads that take them: gathered).
+/// The same bits on one, two and three threads (the last two products are
+/// large enough to be cut into ranges of filter panels). Each configuration is
+/// checked to take that path.
+TEST(ConvKernel, SmallPlanesMatchNaive) {
+  const std::vector<ConvConfig> configs = {
+      {1, 64, 72, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {2, 48, 72, 1, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
+      {1, 24, 65, 1, {8, 8}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}},
+      {1, 32, 64, 1, {6, 9}, {1, 3}, {1, 1}, {1, 1}, {0, 1, 0, 1}},
+      {1, 17, 96, 1, {9, 5}, {3, 1}, {1, 1}, {1, 1}, {1, 0, 1, 0}},
+      {1, 16, 80, 1, {7, 7}, {7, 7}, {1, 1}, {1, 1}, {3, 3, 3, 3}},
+      {1, 20, 70, 1, {11, 11}, {3, 3}, {1, 1}, {2, 2}, {0, 1, 1, 0}},
+      {1, 16, 64, 1, {60, 60}, {3, 3}, {8, 8}, {1, 1}, {1, 1, 1, 1}},
+      {1, 40, 65, 1, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {1, 128, 100, 1, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
+      {2, 96, 160, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}};
+  for (const ConvConfig &c : configs) {
+    const nn::Window::Dims3 g = dims3(c);
+    EXPECT_TRUE(nn::smallPlaneFits(g, c.Cin, c.M, c.group) && !nn::tapRegionsFit(g, c.group))
+        << shapeString(c.in) << " " << shapeString(c.kernel);
+  }
+  checkConvConfigs(configs, 63, "small planes", 64);
+  forEachEngine([&] {
+    std::mt19937 rng(64);
+    for (const ConvConfig &c : configs) {
+      const int64_t inSize = c.in[0] * c.in[1], kS = c.kernel[0] * c.kernel[1];
+      const std::vector<float> x = randomFloats(rng, c.N * c.Cin * inSize),
+                               w = randomFloats(rng, c.M * c.Cin * kS);
+      auto run = [&](int threads) {
+        setThreadCount(threads);
+        NodeRun r = runNode("Conv", 11,
+                            {floats(concat({c.N, c.Cin}, c.in), x),
+                             floats(concat({c.M, c.Cin}, c.kernel), w)},
+                            {aInts("strides", c.strides), aInts("dilations", c.dilations),
+                             aInts("pads", c.pads)});
+        EXPECT_TRUE(r.status.ok()) << r.status.message();
+        return floatValues(r.out());
+      };
+      const std::vector<float> one = run(1), two = run(2), three = run(3);
+      EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0)
+          << shapeString(c.in) << " " << shapeString(c.kernel);
+      EXPECT_EQ(std::memcmp(one.data(), three.data(), one.size() * sizeof(float)), 0)
+          << shapeString(c.in) << " " << shapeString(c.kernel);
+    }
+    setThreadCount(1);
+  });
 }
 
 /// Unit-stride 1-D/2-D float convolutions take the direct product over
