@@ -110,17 +110,18 @@ void pointwiseTransposed(const float *x, const float *w, const float *bias, floa
                          int64_t Cin, int64_t M, int64_t group, int64_t planeSize,
                          const Epilogue<float> &epilogue, PackedFilters *kept);
 
-/// Whether convSmallPlane takes a float convolution: 2-D, one group, more
-/// than kFewColumns and at most 64 output positions, 64 or more output
-/// and 16 or more input channels.
-bool smallPlaneFits(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_t group);
+/// Whether convPositionRows takes a float convolution: 2-D, one group, 16
+/// or more input channels, and either 9 to 64 output positions and 64 or
+/// more output channels, or strides, up to 1024 output positions and 128
+/// or more output channels.
+bool positionRowsFit(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_t group);
 
-/// Float 2-D convolution on small output planes as the transposed product
-/// of pointwiseTransposed over the column matrix (positions by output
-/// channels, every K in one product), transposed back into the planes.
-void convSmallPlane(const float *x, const float *w, const float *bias, float *y, int64_t N,
-                    int64_t Cin, int64_t M, const Window::Dims3 &g,
-                    const Epilogue<float> &epilogue, PackedFilters *kept);
+/// Float 2-D convolution as the transposed product of pointwiseTransposed
+/// over the column matrix (positions by output channels, all of K in one
+/// product), transposed back into the planes.
+void convPositionRows(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                      int64_t Cin, int64_t M, const Window::Dims3 &g,
+                      const Epilogue<float> &epilogue, PackedFilters *kept);
 
 /// Float pointwise convolution of one group on planes of P positions with
 /// channels-last input (xLast: image n's pixel p, channel k at (n * P + p)

@@ -7,9 +7,10 @@
 //  - pointwiseTransposed: the same on planes of at most 64 positions, as
 //    the transposed product (positions by channels) with the filters kept
 //    packed, transposed back into the planes;
-//  - convSmallPlane: other 2-D convolutions on planes of at most 64
-//    positions, as that transposed product over the column matrix, which
-//    each thread writes K slice by K slice as the product reads it;
+//  - convPositionRows: other 2-D convolutions on planes of at most 64
+//    positions, and strided ones on planes of at most 1024, as that
+//    transposed product over the column matrix, which each thread writes K
+//    slice by K slice as the product reads it;
 //  - convFewColumns: at most kFewColumns outputs per image, each a dot
 //    product of a filter row with its gathered receptive field;
 //  - convIm2col: everything else; the column matrix is written directly
@@ -326,31 +327,31 @@ void gemmProductByPanels(bool transA, int64_t P, int64_t M, int64_t K, const flo
 }
 
 /// Given T (P positions by Mg channels, row stride ldt), Execute: writes
-/// its transpose into the Mg planes of P at y, adding the bias, sixteen
-/// channels at a time so that each row of T is read once.
+/// its transpose into Mg rows of P at y (row stride ldy), adding the bias,
+/// sixteen channels at a time so that each row of T is read once.
 void transposeBlock(const float *t, int64_t ldt, int64_t P, int64_t Mg, const float *bias,
-                    float *y) {
+                    float *y, int64_t ldy) {
 #ifdef ONNXSLIM_ISA_X86
   if (gemmEngineIsAvx512())
-    return simd::transposeFloatsAvx512(t, ldt, P, Mg, y, P, bias);
+    return simd::transposeFloatsAvx512(t, ldt, P, Mg, y, ldy, bias);
 #endif
   for (int64_t m0 = 0; m0 < Mg; m0 += 16) {
     const int64_t mn = std::min<int64_t>(16, Mg - m0);
     for (int64_t p = 0; p < P; ++p) {
       const float *src = t + p * ldt + m0;
-      float *dst = y + m0 * P + p;
+      float *dst = y + m0 * ldy + p;
       if (bias)
         for (int64_t j = 0; j < mn; ++j)
-          dst[j * P] = src[j] + bias[m0 + j];
+          dst[j * ldy] = src[j] + bias[m0 + j];
       else
         for (int64_t j = 0; j < mn; ++j)
-          dst[j * P] = src[j];
+          dst[j * ldy] = src[j];
     }
   }
 }
 
 void transposeBack(const float *t, int64_t P, int64_t Mg, const float *bias, float *y) {
-  transposeBlock(t, Mg, P, Mg, bias, y);
+  transposeBlock(t, Mg, P, Mg, bias, y, P);
 }
 
 } // namespace
@@ -418,10 +419,19 @@ struct PanelSegment {
 };
 #endif
 
-/// Output and input channels from which convSmallPlane takes a small
-/// plane: with fewer, writing the column matrix costs about what the
-/// product saves over the direct one (bench/conv_notes.md).
-constexpr int64_t kSmallPlaneMinOutputs = 64, kSmallPlaneMinInputs = 16;
+/// Output and input channels from which convPositionRows takes a plane of
+/// at most kTransposedMaxPlane outputs: with fewer, writing the column
+/// matrix costs about what the product saves over the direct one
+/// (bench/conv_notes.md).
+constexpr int64_t kPositionRowsMinOutputs = 64, kPositionRowsMinInputs = 16;
+
+/// Output channels from which convPositionRows takes a strided
+/// convolution of up to kPositionRowsMaxStridedPlane outputs: the direct
+/// product's tiles cover strided rows poorly, and the column matrix is
+/// written once per 128 or more multiply-adds of each of its elements
+/// (with 64 output channels, 3x3 at stride 2 on 56x56 ran slower). Larger
+/// planes were not measured.
+constexpr int64_t kPositionRowsMinStridedOutputs = 128, kPositionRowsMaxStridedPlane = 1024;
 
 /// Segments per tap up to which a panel's lanes are loaded and permuted;
 /// beyond, they are gathered.
@@ -431,9 +441,9 @@ constexpr int kMaxSegments = 4;
 /// positions by K = channels x taps (the filters' order), the input each
 /// position reads at each tap, zero in the padding. Planned once per
 /// geometry; `pack` then writes any block of it as RowPanelPacker does.
-class SmallPlaneColumns {
+class ColumnRowPanels {
 public:
-  SmallPlaneColumns(const Window::Dims3 &g, int64_t MR)
+  ColumnRowPanels(const Window::Dims3 &g, int64_t MR)
       : MR_(MR), kS_(g.kernel[1] * g.kernel[2]), P_(g.out[1] * g.out[2]),
         planeSize_(g.in[1] * g.in[2]) {
     const int64_t panels = (P_ + MR - 1) / MR, kw = g.kernel[2], ow = g.out[2];
@@ -551,45 +561,60 @@ private:
 
 } // namespace
 
-bool smallPlaneFits(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_t group) {
+bool positionRowsFit(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_t group) {
   const int64_t outS = g.out[0] * g.out[1] * g.out[2];
-  return group == 1 && g.in[0] == 1 && g.kernel[0] == 1 && outS > kFewColumns &&
-         outS <= kTransposedMaxPlane && M >= kSmallPlaneMinOutputs && Cin >= kSmallPlaneMinInputs &&
-         g.in[1] * g.in[2] <= std::numeric_limits<int32_t>::max();
+  if (group != 1 || g.in[0] != 1 || g.kernel[0] != 1 || outS <= kFewColumns ||
+      Cin < kPositionRowsMinInputs || g.in[1] * g.in[2] > std::numeric_limits<int32_t>::max())
+    return false;
+  if (outS <= kTransposedMaxPlane)
+    return M >= kPositionRowsMinOutputs;
+  return (g.strides[1] > 1 || g.strides[2] > 1) && outS <= kPositionRowsMaxStridedPlane &&
+         M >= kPositionRowsMinStridedOutputs;
 }
 
 /// Each thread multiplies the column matrix, written K slice by K slice
-/// into its own caches as the product reads it (SmallPlaneColumns), by a
-/// range of whole filter panels, over all of K with the whole product's K
-/// slice (the same bits on any thread count), then transposes its output
-/// channels back into their planes.
-void convSmallPlane(const float *x, const float *w, const float *bias, float *y, int64_t N,
-                    int64_t Cin, int64_t M, const Window::Dims3 &g,
-                    const Epilogue<float> &epilogue, PackedFilters *kept) {
+/// into its own caches as the product reads it (ColumnRowPanels), over all
+/// of K with the whole product's K slice (the same bits on any thread
+/// count): on a small plane, all positions by a range of whole filter
+/// panels; on a larger one, a range of row panels of positions by all
+/// filters. Then it transposes its part of the output back into the planes.
+void convPositionRows(const float *x, const float *w, const float *bias, float *y, int64_t N,
+                      int64_t Cin, int64_t M, const Window::Dims3 &g,
+                      const Epilogue<float> &epilogue, PackedFilters *kept) {
   const int64_t K = Cin * g.kernel[1] * g.kernel[2], P = g.out[1] * g.out[2];
   const int64_t inS = g.in[1] * g.in[2], width = gemmPanelWidth<float>();
-  const int64_t MR = gemmRowPanelHeight(), panels = (M + width - 1) / width;
+  const int64_t MR = gemmRowPanelHeight();
+  const bool byFilters = P <= kTransposedMaxPlane;
+  const int64_t pieces = byFilters ? (M + width - 1) / width : (P + MR - 1) / MR;
+  const int64_t pieceSize = byFilters ? width : MR;
   const float *filters = transposedFilters(w, 1, M, K, kept);
   float *t = scratch<float, 12>(P * M);
-  const SmallPlaneColumns plan(g, MR);
+  const ColumnRowPanels plan(g, MR);
   const int64_t parts = worthSplitting(P * M * K, P * K + K * M + P * M)
-                            ? std::min<int64_t>(panels, threadCount())
+                            ? std::min<int64_t>(pieces, threadCount())
                             : 1;
   for (int64_t n = 0; n < N; ++n) {
     const float *xn = x + n * Cin * inS;
     float *yn = y + n * M * P;
-    const RowPanelPacker<float> columns = [&](int64_t i0, int64_t rows, int64_t k0, int64_t kc,
-                                              float *dst) { plan.pack(xn, i0, rows, k0, kc, dst); };
     parallelForIf(parts > 1, parts, [&](int64_t q) {
-      const int64_t j0 = panels * q / parts * width;
-      const int64_t j1 = std::min(M, panels * (q + 1) / parts * width);
-      if (j1 <= j0)
+      const int64_t end = byFilters ? M : P;
+      const int64_t b = pieces * q / parts * pieceSize;
+      const int64_t e = std::min(end, pieces * (q + 1) / parts * pieceSize);
+      if (e <= b)
         return;
-      gemmPackedB(columns, P, j1 - j0, K, filters + j0 * K, t + j0, M, M);
-      transposeBlock(t + j0, M, P, j1 - j0, bias ? bias + j0 : nullptr, yn + j0 * P);
+      // Filters [j0, j1) by positions [i0, i1).
+      const int64_t j0 = byFilters ? b : 0, j1 = byFilters ? e : M;
+      const int64_t i0 = byFilters ? 0 : b, i1 = byFilters ? P : e;
+      const RowPanelPacker<float> columns = [&](int64_t r0, int64_t rows, int64_t k0, int64_t kc,
+                                                float *dst) {
+        plan.pack(xn, i0 + r0, rows, k0, kc, dst);
+      };
+      gemmPackedB(columns, i1 - i0, j1 - j0, K, filters + j0 * K, t + i0 * M + j0, M, M);
+      transposeBlock(t + i0 * M + j0, M, i1 - i0, j1 - j0, bias ? bias + j0 : nullptr,
+                     yn + j0 * P + i0, P);
       if (epilogue.on())
         for (int64_t m = j0; m < j1; ++m)
-          epilogue(yn + m * P, P);
+          epilogue(yn + m * P + i0, i1 - i0);
     });
   }
 }

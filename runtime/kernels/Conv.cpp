@@ -16,10 +16,11 @@
 //       product over X's planes when it reduces channels or has at most 16
 //       inputs (Direct.cpp, pointwiseDirect), else a GEMM straight on X
 //       (Im2col.cpp, convPointwiseGemm);
-//     - float 2-D, one group, 9 to 64 outputs per image, 64 or more
-//       output channels (ResNet's last stage, at strides 1 and 2): the
-//       transposed product over the column matrix, packed as the product
-//       reads it (Im2col.cpp, convSmallPlane);
+//     - float 2-D, one group, 9 to 64 outputs per image and 64 or more
+//       output channels (ResNet's last stage), or strided with up to 1024
+//       outputs and 128 or more output channels (its downsampling
+//       layers): the transposed product over the column matrix, packed as
+//       the product reads it (Im2col.cpp, convPositionRows);
 //     - at most kFewColumns outputs per image: dot products with the
 //       gathered receptive fields (Im2col.cpp, convFewColumns);
 //     - float 3x3 at unit strides with 16 or more channels each way:
@@ -205,8 +206,8 @@ void convForward(const C *x, const C *w, const C *bias, C *y, int64_t N, int64_t
     return;
   }
   if constexpr (std::is_same_v<C, float>) {
-    if (smallPlaneFits(g, Cin, M, group)) {
-      convSmallPlane(x, w, bias, y, N, Cin, M, g, epilogue, kept);
+    if (positionRowsFit(g, Cin, M, group)) {
+      convPositionRows(x, w, bias, y, N, Cin, M, g, epilogue, kept);
       return;
     }
   }

@@ -448,17 +448,18 @@ TEST(ConvKernel, TapRegionsMatchNaive) {
   setThreadCount(1);
 }
 
-/// 2-D float convolutions with 9 to 64 outputs per image take the
-/// transposed product over the column matrix (convSmallPlane): 3x3 at
-/// strides 1 and 2 (ResNet's last stage), 5x5, 1x3 and 3x1, 7x7 on a plane
-/// as small as its taps (most taps read padding), dilation, asymmetric
-/// pads, several images, output channels off the panel width, planes whose
-/// last row panel holds one position (49) or four (64), and a stride of 8
-/// (a tap's positions spread beyond the loads that take them: gathered).
-/// The same bits on one, two and three threads (the last two products are
-/// large enough to be cut into ranges of filter panels). Each configuration is
-/// checked to take that path.
-TEST(ConvKernel, SmallPlanesMatchNaive) {
+/// 2-D float convolutions with 9 to 64 outputs per image, or strided with
+/// up to 1024, take the transposed product over the column matrix
+/// (convPositionRows): 3x3 at strides 1 and 2 (ResNet's last stage), 5x5,
+/// 1x3 and 3x1, 7x7 on a plane as small as its taps (most taps read
+/// padding), dilation, asymmetric pads, several images, output channels
+/// off the panel width, planes whose last row panel holds one position
+/// (49) or four (64), a stride of 8 (a tap's positions spread beyond the
+/// loads that take them: gathered), and strided planes of 196 and 1024
+/// positions (cut by row panels of positions on several threads). The same
+/// bits on one, two and three threads (the last four products are large
+/// enough to be cut). Each configuration is checked to take that path.
+TEST(ConvKernel, PositionRowsMatchNaive) {
   const std::vector<ConvConfig> configs = {
       {1, 64, 72, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {2, 48, 72, 1, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
@@ -470,13 +471,15 @@ TEST(ConvKernel, SmallPlanesMatchNaive) {
       {1, 16, 64, 1, {60, 60}, {3, 3}, {8, 8}, {1, 1}, {1, 1, 1, 1}},
       {1, 40, 65, 1, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {1, 128, 100, 1, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
-      {2, 96, 160, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}};
+      {2, 96, 160, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {1, 32, 136, 1, {27, 28}, {3, 3}, {2, 2}, {1, 1}, {0, 1, 1, 0}},
+      {2, 24, 128, 1, {64, 64}, {1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}}};
   for (const ConvConfig &c : configs) {
     const nn::Window::Dims3 g = dims3(c);
-    EXPECT_TRUE(nn::smallPlaneFits(g, c.Cin, c.M, c.group) && !nn::tapRegionsFit(g, c.group))
+    EXPECT_TRUE(nn::positionRowsFit(g, c.Cin, c.M, c.group) && !nn::tapRegionsFit(g, c.group))
         << shapeString(c.in) << " " << shapeString(c.kernel);
   }
-  checkConvConfigs(configs, 63, "small planes", 64);
+  checkConvConfigs(configs, 63, "position rows", 1024);
   forEachEngine([&] {
     std::mt19937 rng(64);
     for (const ConvConfig &c : configs) {
