@@ -108,11 +108,46 @@ template <typename T> void scaleC(int64_t M, int64_t N, T beta, T *C, int64_t ld
 // Packing
 //===----------------------------------------------------------------------===//
 
+#ifdef ONNXSLIM_ISA_X86
+/// packA of a row-major float A (not transposed) on AVX-512, for panels of
+/// at most 16 rows: blocks of 16 columns of the panel's rows, transposed
+/// in registers, each column stored as the panel's MR values. The same
+/// values as the scalar loop.
+__attribute__((target("avx512f"))) void packRowsAvx512(const float *A, int64_t lda, int64_t i0,
+                                                       int64_t mc, int64_t k0, int64_t kc,
+                                                       int64_t MR, float *dst) {
+  const __mmask16 store = simd::firstLanes(MR);
+  for (int64_t ir = 0; ir < mc; ir += MR) {
+    const int64_t mr = std::min(MR, mc - ir);
+    float *panel = dst + ir * kc;
+    for (int64_t kb = 0; kb < kc; kb += 16) {
+      const int64_t n = std::min<int64_t>(16, kc - kb);
+      const __mmask16 cols = simd::firstLanes(n);
+      __m512 r[16];
+#pragma GCC unroll 16
+      for (int64_t i = 0; i < 16; ++i)
+        r[i] = i < mr ? _mm512_maskz_loadu_ps(cols, A + (i0 + ir + i) * lda + k0 + kb)
+                      : _mm512_setzero_ps();
+      simd::transpose16(r);
+#pragma GCC unroll 16
+      for (int64_t j = 0; j < 16; ++j)
+        if (j < n)
+          _mm512_mask_storeu_ps(panel + (kb + j) * MR, store, r[j]);
+    }
+  }
+}
+#endif
+
 /// Packs rows [i0, i0+mc) x cols [k0, k0+kc) of op(A) into MR-tall panels:
 /// panel p holds, for each k, MR consecutive row values (zero past the edge).
 template <typename T>
 void packA(bool transA, const T *A, int64_t lda, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
            int64_t MR, T *dst) {
+#ifdef ONNXSLIM_ISA_X86
+  if constexpr (std::is_same_v<T, float>)
+    if (!transA && MR <= 16 && currentIsa().load() == Isa::Avx512)
+      return packRowsAvx512(A, lda, i0, mc, k0, kc, MR, dst);
+#endif
   for (int64_t ir = 0; ir < mc; ir += MR) {
     int64_t mr = std::min(MR, mc - ir);
     T *panel = dst + ir * kc;
