@@ -433,6 +433,11 @@ constexpr int64_t kPositionRowsMinOutputs = 64, kPositionRowsMinInputs = 16;
 /// planes were not measured.
 constexpr int64_t kPositionRowsMinStridedOutputs = 128, kPositionRowsMaxStridedPlane = 1024;
 
+/// Row panels times taps up to which convPositionRows plans a convolution
+/// (ColumnRowPanels keeps an entry of about 300 bytes for each): ResNet's
+/// 3x3 layers need 45 to 774, a 7x7 kernel on 1024 outputs 4214.
+constexpr int64_t kPositionRowsMaxPlanEntries = int64_t{1} << 14;
+
 /// Segments per tap up to which a panel's lanes are loaded and permuted;
 /// beyond, they are gathered.
 constexpr int kMaxSegments = 4;
@@ -563,8 +568,10 @@ private:
 
 bool positionRowsFit(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_t group) {
   const int64_t outS = g.out[0] * g.out[1] * g.out[2];
+  const int64_t rowPanels = (outS + gemmRowPanelHeight() - 1) / gemmRowPanelHeight();
   if (group != 1 || g.in[0] != 1 || g.kernel[0] != 1 || outS <= kFewColumns ||
-      Cin < kPositionRowsMinInputs || g.in[1] * g.in[2] > std::numeric_limits<int32_t>::max())
+      Cin < kPositionRowsMinInputs || g.in[1] * g.in[2] > std::numeric_limits<int32_t>::max() ||
+      rowPanels * g.kernel[1] * g.kernel[2] > kPositionRowsMaxPlanEntries)
     return false;
   if (outS <= kTransposedMaxPlane)
     return M >= kPositionRowsMinOutputs;

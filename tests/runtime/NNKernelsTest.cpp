@@ -458,7 +458,8 @@ TEST(ConvKernel, TapRegionsMatchNaive) {
 /// loads that take them: gathered), and strided planes of 196 and 1024
 /// positions (cut by row panels of positions on several threads). The same
 /// bits on one, two and three threads (the last four products are large
-/// enough to be cut). Each configuration is checked to take that path.
+/// enough to be cut). Each configuration is checked to take that path, and
+/// five near them not to.
 TEST(ConvKernel, PositionRowsMatchNaive) {
   const std::vector<ConvConfig> configs = {
       {1, 64, 72, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
@@ -479,6 +480,18 @@ TEST(ConvKernel, PositionRowsMatchNaive) {
     EXPECT_TRUE(nn::positionRowsFit(g, c.Cin, c.M, c.group) && !nn::tapRegionsFit(g, c.group))
         << shapeString(c.in) << " " << shapeString(c.kernel);
   }
+  // And those it leaves to the other algorithms: 32 output channels; 196
+  // outputs at unit strides; strided with 64 output channels; two groups;
+  // a kernel whose plan would be too large (60x60 taps on 64 outputs).
+  const std::vector<ConvConfig> others = {
+      {1, 64, 32, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {1, 64, 128, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {1, 64, 64, 1, {56, 56}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
+      {1, 64, 128, 2, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {1, 16, 64, 1, {67, 67}, {60, 60}, {1, 1}, {1, 1}, {0, 0, 0, 0}}};
+  for (const ConvConfig &c : others)
+    EXPECT_FALSE(nn::positionRowsFit(dims3(c), c.Cin, c.M, c.group))
+        << shapeString(c.in) << " " << shapeString(c.kernel) << " to " << c.M;
   checkConvConfigs(configs, 63, "position rows", 1024);
   forEachEngine([&] {
     std::mt19937 rng(64);
