@@ -112,8 +112,9 @@ void pointwiseTransposed(const float *x, const float *w, const float *bias, floa
 
 /// Whether convPositionRows takes a float convolution: 2-D, one group, 16
 /// or more input channels, and either 9 to 64 output positions and 64 or
-/// more output channels, or strides, up to 1024 output positions and 128
-/// or more output channels.
+/// more output channels, or up to 1024 output positions, 128 or more
+/// output channels and strides (or output rows that would leave over 1/8
+/// of the direct product's tiles empty, where Winograd does not apply).
 bool positionRowsFit(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_t group);
 
 /// Float 2-D convolution as the transposed product of pointwiseTransposed

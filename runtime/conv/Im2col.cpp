@@ -26,6 +26,7 @@
 #include "runtime/ThreadPool.h"
 #include "runtime/conv/Algorithms.h"
 #include "runtime/conv/Common.h"
+#include "runtime/conv/Kernels.h"
 
 #include <xsimd/xsimd.hpp>
 
@@ -426,7 +427,8 @@ struct PanelSegment {
 constexpr int64_t kPositionRowsMinOutputs = 64, kPositionRowsMinInputs = 16;
 
 /// Output channels from which convPositionRows takes a strided
-/// convolution of up to kPositionRowsMaxStridedPlane outputs: the direct
+/// convolution of up to kPositionRowsMaxStridedPlane outputs (or one whose
+/// rows the direct product's tiles cover poorly): the direct
 /// product's tiles cover strided rows poorly, and the column matrix is
 /// written once per 128 or more multiply-adds of each of its elements
 /// (with 64 output channels, 3x3 at stride 2 on 56x56 ran slower). Larger
@@ -575,8 +577,15 @@ bool positionRowsFit(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_t gro
     return false;
   if (outS <= kTransposedMaxPlane)
     return M >= kPositionRowsMinOutputs;
-  return (g.strides[1] > 1 || g.strides[2] > 1) && outS <= kPositionRowsMaxStridedPlane &&
-         M >= kPositionRowsMinStridedOutputs;
+  if (outS > kPositionRowsMaxStridedPlane || M < kPositionRowsMinStridedOutputs)
+    return false;
+  if (g.strides[1] > 1 || g.strides[2] > 1)
+    return true;
+  // At unit strides, rows the direct product's half tiles would cover
+  // poorly (over 1/8 of their columns empty: Inception's 1x7 kernels on
+  // 17-wide rows), where Winograd does not take the kernel.
+  const int64_t half = directColumnTile() / 2, ow = g.out[2];
+  return (ow + half - 1) / half * half * 7 > ow * 8 && !winogradFits(g, Cin, M, group);
 }
 
 /// Each thread multiplies the column matrix, written K slice by K slice

@@ -17,9 +17,11 @@
 //       inputs (Direct.cpp, pointwiseDirect), else a GEMM straight on X
 //       (Im2col.cpp, convPointwiseGemm);
 //     - float 2-D, one group, 9 to 64 outputs per image and 64 or more
-//       output channels (ResNet's last stage), or strided with up to 1024
-//       outputs and 128 or more output channels (its downsampling
-//       layers): the transposed product over the column matrix, packed as
+//       output channels (ResNet's last stage), or with up to 1024
+//       outputs and 128 or more output channels, strided (its
+//       downsampling layers) or on rows the direct product's tiles cover
+//       poorly where Winograd does not apply (Inception's 1x7 kernels on
+//       17x17): the transposed product over the column matrix, packed as
 //       the product reads it (Im2col.cpp, convPositionRows);
 //     - at most kFewColumns outputs per image: dot products with the
 //       gathered receptive fields (Im2col.cpp, convFewColumns);

@@ -448,17 +448,19 @@ TEST(ConvKernel, TapRegionsMatchNaive) {
   setThreadCount(1);
 }
 
-/// 2-D float convolutions with 9 to 64 outputs per image, or strided with
-/// up to 1024, take the transposed product over the column matrix
+/// 2-D float convolutions with 9 to 64 outputs per image, or strided (or
+/// on rows the direct product covers poorly) with up to 1024, take the
+/// transposed product over the column matrix
 /// (convPositionRows): 3x3 at strides 1 and 2 (ResNet's last stage), 5x5,
 /// 1x3 and 3x1, 7x7 on a plane as small as its taps (most taps read
 /// padding), dilation, asymmetric pads, several images, output channels
 /// off the panel width, planes whose last row panel holds one position
 /// (49) or four (64), a stride of 8 (a tap's positions spread beyond the
-/// loads that take them: gathered), and strided planes of 196 and 1024
-/// positions (cut by row panels of positions on several threads). The same
-/// bits on one, two and three threads (the last four products are large
-/// enough to be cut). Each configuration is checked to take that path, and
+/// loads that take them: gathered), strided planes of 182 and 1024
+/// positions (cut by row panels of positions on several threads), and a
+/// 1x7 kernel on 17-wide rows at unit strides (Inception's). The same bits
+/// on one, two and three threads (the last five products are large enough
+/// to be cut). Each configuration is checked to take that path, and
 /// five near them not to.
 TEST(ConvKernel, PositionRowsMatchNaive) {
   const std::vector<ConvConfig> configs = {
@@ -474,18 +476,22 @@ TEST(ConvKernel, PositionRowsMatchNaive) {
       {1, 128, 100, 1, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
       {2, 96, 160, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {1, 32, 136, 1, {27, 28}, {3, 3}, {2, 2}, {1, 1}, {0, 1, 1, 0}},
-      {2, 24, 128, 1, {64, 64}, {1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}}};
+      {2, 24, 128, 1, {64, 64}, {1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}},
+      {1, 40, 144, 1, {17, 17}, {1, 7}, {1, 1}, {1, 1}, {0, 3, 0, 3}}};
   for (const ConvConfig &c : configs) {
     const nn::Window::Dims3 g = dims3(c);
     EXPECT_TRUE(nn::positionRowsFit(g, c.Cin, c.M, c.group) && !nn::tapRegionsFit(g, c.group))
         << shapeString(c.in) << " " << shapeString(c.kernel);
   }
   // And those it leaves to the other algorithms: 32 output channels; 196
-  // outputs at unit strides; strided with 64 output channels; two groups;
-  // a kernel whose plan would be too large (60x60 taps on 64 outputs).
+  // outputs of a 3x3 kernel at unit strides (Winograd's); a 7x7 kernel at
+  // unit strides on 32-wide rows (the direct product's); strided with 64
+  // output channels; two groups; a kernel whose plan would be too large
+  // (60x60 taps on 64 outputs).
   const std::vector<ConvConfig> others = {
       {1, 64, 32, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {1, 64, 128, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {1, 64, 128, 1, {32, 32}, {7, 7}, {1, 1}, {1, 1}, {3, 3, 3, 3}},
       {1, 64, 64, 1, {56, 56}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}},
       {1, 64, 128, 2, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {1, 16, 64, 1, {67, 67}, {60, 60}, {1, 1}, {1, 1}, {0, 0, 0, 0}}};
