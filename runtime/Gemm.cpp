@@ -787,8 +787,12 @@ int64_t columnParts(int threads, int64_t M, int64_t N, int64_t K, int64_t NR) {
   if (threads <= 1 || !worthSplitting(M * N * K, M * K + K * N + M * N))
     return 1;
   // Several parts per thread, so that a late worker leaves its share to
-  // the others instead of holding them up.
+  // the others instead of holding them up; a whole number per thread once
+  // there are more parts than threads (three parts on two threads left one
+  // thread idle for a third of the product).
   int64_t parts = std::min<int64_t>(4 * threads, N / std::max(kMinPartColumns, NR));
+  if (parts > threads)
+    parts -= parts % threads;
   return std::max<int64_t>(parts, 1);
 }
 
