@@ -966,6 +966,32 @@ TEST(ConvTransposeKernel, MatchesScatterDefinition) {
 // MatMul, Gemm
 //===----------------------------------------------------------------------===//
 
+/// Products the GEMM splits by columns (448, 384 and 640 columns: three,
+/// three and five parts of 128 or more, cut to a whole number per thread)
+/// give the same bits on one, two and three threads.
+TEST(MatMulKernel, ColumnSplitProductsGiveTheSameBitsOnEveryThreadCount) {
+  std::mt19937 rng(10);
+  for (const auto &[M, K, N] : {std::tuple<int64_t, int64_t, int64_t>{64, 2048, 448},
+                                {197, 768, 384},
+                                {50, 300, 640}}) {
+    const std::vector<float> x = randomFloats(rng, M * K), y = randomFloats(rng, K * N);
+    std::vector<std::vector<float>> outs;
+    for (int threads : {1, 2, 3}) {
+      setThreadCount(threads);
+      if (threads > 1) {
+        EXPECT_TRUE(gemmSplitsColumns(M, N, K)) << M << "x" << K << "x" << N;
+      }
+      NodeRun r = runNode("MatMul", 13, {floats({M, K}, x), floats({K, N}, y)});
+      ASSERT_TRUE(r.status.ok()) << r.status.message();
+      outs.push_back(floatValues(r.out()));
+    }
+    setThreadCount(1);
+    for (size_t i = 1; i < outs.size(); ++i)
+      EXPECT_EQ(std::memcmp(outs[0].data(), outs[i].data(), outs[0].size() * sizeof(float)), 0)
+          << M << "x" << K << "x" << N << " on " << (i + 1) << " threads";
+  }
+}
+
 /// Batched products too small to split one by one (attention's heads) run
 /// a batch entry per thread: the same bits on one thread and three.
 TEST(MatMulKernel, SmallBatchedProductsGiveTheSameBitsOnEveryThreadCount) {
