@@ -51,10 +51,12 @@ constexpr int64_t kMaxFromInputRows = 7;
 constexpr int64_t kFromInputWidth = 80;
 
 /// Fewest input elements of a unit-stride depthwise convolution read
-/// straight from its input (2 MB of floats: larger than the caches, where
-/// the padded copy is a second pass over memory; a smaller input, just
-/// written and still in cache, copies for little).
-constexpr int64_t kFromInputMinElements = int64_t{1} << 19;
+/// straight from its input (64K floats). Below, the padded copy costs
+/// little. Above, inside a model, it costs more than the taps: its scratch
+/// is cold when the layer runs (other layers used the caches since), so
+/// the copy is a second pass over memory. An isolated layer, whose scratch
+/// stays warm from run to run, hides that.
+constexpr int64_t kFromInputMinElements = int64_t{1} << 16;
 
 /// A depthwise convolution splits from a quarter of the multiply-adds of
 /// other products (worthSplitting's threshold over this): it sits between
@@ -106,8 +108,8 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   // Float rows of 3 taps are read straight from the input, with no padded
   // copy: at a column stride of 2 (depthwiseStride2Row: no phase-split
   // gather either), and at 1 from kFromInputWidth outputs a row when the
-  // input is larger than the caches hold (depthwiseStride1Row; otherwise
-  // the copy costs little and fused rows less per row than one call each).
+  // input has kFromInputMinElements (depthwiseStride1Row; otherwise the
+  // copy costs little and fused rows less per row than one call each).
   const bool rowKernel = std::is_same_v<C, float> && kw == 3 && g.dilations[2] == 1 &&
                          kh <= kMaxFromInputRows && depthwiseRowsAvailable();
   const bool stride2 = rowKernel && g.strides[2] == 2;

@@ -604,18 +604,20 @@ TEST(ConvKernel, DepthwiseStride2RowsFromTheInputMatchNaive) {
 }
 
 /// Unit-stride depthwise rows of 3 taps and at least 80 outputs, of inputs
-/// larger than the caches, read straight from the input rows too
+/// of at least 64K elements, read straight from the input rows too
 /// (depthwiseStride1Row on AVX-512): pads
 /// of 0, 1 and 2 on the left, right pads past the row end (3), steps of 64
 /// with and without checks, kernel rows in the padding (5 and 7 rows,
 /// dilated, row stride 2), a channel multiplier, several images.
 TEST(ConvKernel, DepthwiseStride1RowsFromTheInputMatchNaive) {
-  // Inputs of at least kFromInputMinElements (512K) elements.
+  // Inputs of at least kFromInputMinElements (64K) elements, and one
+  // (2x130x260) under the old 512K bound.
   checkConvConfigs({{1, 3, 3, 3, {2200, 80}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
                     {1, 2, 2, 2, {2050, 130}, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
                     {1, 2, 4, 2, {2700, 100}, {5, 3}, {1, 1}, {2, 1}, {4, 2, 4, 2}},
                     {2, 2, 2, 2, {1360, 97}, {3, 3}, {1, 1}, {1, 1}, {1, 0, 1, 3}},
-                    {1, 2, 2, 2, {1320, 200}, {7, 3}, {2, 1}, {1, 1}, {3, 1, 3, 1}}},
+                    {1, 2, 2, 2, {1320, 200}, {7, 3}, {2, 1}, {1, 1}, {3, 1, 3, 1}},
+                    {1, 2, 2, 2, {130, 260}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}},
                    59, "stride-1 depthwise conv");
 }
 
