@@ -103,11 +103,54 @@ TEST(PadFastPath, ConstantPadMatchesDefinition) {
   }
 }
 
+/// Runs Transpose of random bytes of type dt over dims by perm, and checks
+/// every output element against out[i] = in[perm-mapped index], byte for
+/// byte (NaN payloads included).
+void checkTranspose(std::vector<int64_t> dims, const std::vector<int64_t> &perm, DataType dt,
+                    std::mt19937 &rng, const std::string &label) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  const size_t es = dt == DataType::UInt8 ? 1 : dt == DataType::Float16 ? 2 : dt == DataType::Int64 ? 8 : 4;
+  std::vector<uint8_t> bytes(static_cast<size_t>(n) * es);
+  for (uint8_t &b : bytes)
+    b = static_cast<uint8_t>(rng());
+  TensorBuilder in(dt, dims, TensorBuilder::Fill::Uninitialized);
+  std::memcpy(in.data(), bytes.data(), bytes.size());
+  std::vector<Attribute> attrs;
+  attrs.push_back(Attribute::makeInts("perm", perm));
+  TensorPtr out = runOne("Transpose", 13, {in.finish()}, {}, std::move(attrs));
+  ASSERT_TRUE(out) << label;
+  std::vector<int64_t> outDims(dims.size()), strides(dims.size(), 1);
+  for (int64_t a = rank - 2; a >= 0; --a)
+    strides[static_cast<size_t>(a)] = strides[static_cast<size_t>(a + 1)] * dims[static_cast<size_t>(a + 1)];
+  for (size_t a = 0; a < perm.size(); ++a)
+    outDims[a] = dims[static_cast<size_t>(perm[a])];
+  ASSERT_EQ(out->dims(), outDims) << label;
+  std::vector<int64_t> idx(dims.size(), 0);
+  for (int64_t o = 0; o < n; ++o) {
+    int64_t src = 0;
+    for (size_t a = 0; a < perm.size(); ++a)
+      src += idx[a] * strides[static_cast<size_t>(perm[a])];
+    ASSERT_EQ(std::memcmp(out->rawData() + static_cast<size_t>(o) * es,
+                          bytes.data() + static_cast<size_t>(src) * es, es),
+              0)
+        << label << " element " << o;
+    for (int64_t a = rank - 1; a >= 0; --a) {
+      if (++idx[static_cast<size_t>(a)] < outDims[static_cast<size_t>(a)])
+        break;
+      idx[static_cast<size_t>(a)] = 0;
+    }
+  }
+}
+
 /// Transpose: every permutation of ranks 2 to 4 with dims around the tile
-/// edges, elements of 1, 2, 4 and 8 bytes, against out[i] =
-/// in[perm-mapped index]. Those whose last two output dims are a transpose
-/// in the source over more than 8 rows take the tiled copy (NCHW -> NHWC),
-/// the others the strided one (NHWC -> NCHW of 4 channels).
+/// edges, elements of 1, 2, 4 and 8 bytes, against the definition. Those
+/// whose last two output dims are a transpose in the source over more than
+/// 8 rows take the tiled copy (NCHW -> NHWC; 4-byte elements in 16x16
+/// register blocks on AVX-512), the others the strided one (NHWC -> NCHW
+/// of 4 channels).
 TEST(TransposeFastPath, TiledAndStridedCopiesMatchDefinition) {
   std::mt19937 rng(7);
   const DataType types[] = {DataType::UInt8, DataType::Float16, DataType::Float, DataType::Int64};
@@ -115,61 +158,33 @@ TEST(TransposeFastPath, TiledAndStridedCopiesMatchDefinition) {
     int64_t rank = 2 + trial % 3;
     std::vector<int64_t> dims(static_cast<size_t>(rank)), perm(dims.size());
     const int64_t choices[] = {1, 3, 4, 31, 33, 70};
-    int64_t n = 1;
-    for (int64_t &d : dims) {
+    for (int64_t &d : dims)
       d = choices[rng() % (rank == 2 ? 6 : 5)];
-      n *= d;
-    }
-    if (trial % 8 == 0) { // NHWC -> NCHW of a small image with 4 channels
-      dims = {1, 9, 70, 4}, n = 9 * 70 * 4;
-      rank = 4;
-      perm.resize(4);
-    }
-    if (trial % 8 == 4) { // NCHW -> NHWC: 4 channels of 9 x 70
-      dims = {1, 4, 9, 70}, n = 9 * 70 * 4;
-      rank = 4;
+    if (trial % 8 == 0 || trial % 8 == 4) { // a small image with 4 channels
+      dims = trial % 8 == 0 ? std::vector<int64_t>{1, 9, 70, 4} : std::vector<int64_t>{1, 4, 9, 70};
       perm.resize(4);
     }
     for (size_t a = 0; a < perm.size(); ++a)
       perm[a] = static_cast<int64_t>(a);
     std::shuffle(perm.begin(), perm.end(), rng);
-    if (trial % 8 == 0)
+    if (trial % 8 == 0) // NHWC -> NCHW
       perm = {0, 3, 1, 2};
-    if (trial % 8 == 4)
+    if (trial % 8 == 4) // NCHW -> NHWC
       perm = {0, 2, 3, 1};
-    const DataType dt = types[trial % 4];
-    const size_t es = dt == DataType::UInt8 ? 1 : dt == DataType::Float16 ? 2 : dt == DataType::Float ? 4 : 8;
-    std::vector<uint8_t> bytes(static_cast<size_t>(n) * es);
-    for (uint8_t &b : bytes)
-      b = static_cast<uint8_t>(rng());
-    TensorBuilder in(dt, dims, TensorBuilder::Fill::Uninitialized);
-    std::memcpy(in.data(), bytes.data(), bytes.size());
-    std::vector<Attribute> attrs;
-    attrs.push_back(Attribute::makeInts("perm", perm));
-    TensorPtr out = runOne("Transpose", 13, {in.finish()}, {}, std::move(attrs));
-    ASSERT_TRUE(out);
-    std::vector<int64_t> outDims(dims.size()), strides(dims.size(), 1);
-    for (int64_t a = rank - 2; a >= 0; --a)
-      strides[static_cast<size_t>(a)] = strides[static_cast<size_t>(a + 1)] * dims[static_cast<size_t>(a + 1)];
-    for (size_t a = 0; a < perm.size(); ++a)
-      outDims[a] = dims[static_cast<size_t>(perm[a])];
-    ASSERT_EQ(out->dims(), outDims);
-    std::vector<int64_t> idx(dims.size(), 0);
-    for (int64_t o = 0; o < n; ++o) {
-      int64_t src = 0;
-      for (size_t a = 0; a < perm.size(); ++a)
-        src += idx[a] * strides[static_cast<size_t>(perm[a])];
-      ASSERT_EQ(std::memcmp(out->rawData() + static_cast<size_t>(o) * es,
-                            bytes.data() + static_cast<size_t>(src) * es, es),
-                0)
-          << "trial " << trial << " element " << o;
-      for (int64_t a = rank - 1; a >= 0; --a) {
-        if (++idx[static_cast<size_t>(a)] < outDims[static_cast<size_t>(a)])
-          break;
-        idx[static_cast<size_t>(a)] = 0;
-      }
-    }
+    checkTranspose(dims, perm, types[trial % 4], rng, "trial " + std::to_string(trial));
   }
+}
+
+/// The tiled copy of 4-byte elements: ViT's keys turned for the scores
+/// (12 heads of 197 x 64), int32 as well as float, edges of 1, 15, 17 and
+/// 33 rows and columns, and a transpose under outer dims that stay.
+TEST(TransposeFastPath, FourByteTilesMatchDefinition) {
+  std::mt19937 rng(11);
+  checkTranspose({12, 197, 64}, {0, 2, 1}, DataType::Float, rng, "keys");
+  checkTranspose({3, 17, 33}, {0, 2, 1}, DataType::Int32, rng, "int32");
+  checkTranspose({15, 9}, {1, 0}, DataType::Float, rng, "15 x 9");
+  checkTranspose({2, 3, 33, 17}, {0, 1, 3, 2}, DataType::Float, rng, "outer dims");
+  checkTranspose({16, 1, 16}, {2, 1, 0}, DataType::Float, rng, "16 x 16");
 }
 
 TEST(BatchNormFastPath, InPlaceOverADyingInputMatchesDefinition) {

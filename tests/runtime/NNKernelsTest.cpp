@@ -994,26 +994,33 @@ TEST(MatMulKernel, ColumnSplitProductsGiveTheSameBitsOnEveryThreadCount) {
   }
 }
 
-/// Batched products too small to split one by one (attention's heads) run
-/// a batch entry per thread: the same bits on one thread and three.
-TEST(MatMulKernel, SmallBatchedProductsGiveTheSameBitsOnEveryThreadCount) {
+/// Batched products run a batch entry per task when each is too small to
+/// split (attention's heads of 199 x 16) or the entries share evenly among
+/// the threads (ViT-B's 12 heads of 197 x 64 on two and three threads),
+/// else split one by one (5 such heads): the same bits on one, two and
+/// three threads.
+TEST(MatMulKernel, BatchedProductsGiveTheSameBitsOnEveryThreadCount) {
   std::mt19937 rng(9);
   for (const auto &[a, b] : {std::pair<std::vector<int64_t>, std::vector<int64_t>>{{1, 4, 199, 16}, {1, 4, 16, 199}},
                              {{1, 4, 199, 199}, {1, 4, 199, 16}},
-                             {{3, 8, 33, 40}, {3, 8, 40, 65}}}) {
+                             {{3, 8, 33, 40}, {3, 8, 40, 65}},
+                             {{1, 12, 197, 64}, {1, 12, 64, 197}},
+                             {{1, 5, 197, 64}, {1, 5, 64, 197}}}) {
     const std::vector<float> x = randomFloats(rng, a[0] * a[1] * a[2] * a[3]),
                              y = randomFloats(rng, b[0] * b[1] * b[2] * b[3]);
     std::vector<std::vector<float>> outs;
-    for (int threads : {1, 3}) {
+    for (int threads : {1, 2, 3}) {
       setThreadCount(threads);
       NodeRun r = runNode("MatMul", 13, {floats(a, x), floats(b, y)});
       ASSERT_TRUE(r.status.ok()) << r.status.message();
       outs.push_back(floatValues(r.out()));
     }
     setThreadCount(1);
-    ASSERT_EQ(outs[0].size(), outs[1].size());
-    EXPECT_EQ(std::memcmp(outs[0].data(), outs[1].data(), outs[0].size() * sizeof(float)), 0)
-        << shapeString(a) << " x " << shapeString(b);
+    for (size_t i = 1; i < outs.size(); ++i) {
+      ASSERT_EQ(outs[0].size(), outs[i].size());
+      EXPECT_EQ(std::memcmp(outs[0].data(), outs[i].data(), outs[0].size() * sizeof(float)), 0)
+          << shapeString(a) << " x " << shapeString(b) << " on " << (i + 1) << " threads";
+    }
   }
 }
 
