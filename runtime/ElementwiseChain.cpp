@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/ElementwiseChain.h"
 #include "runtime/Gemm.h"
+#include "runtime/Simd.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/VecMath.h"
 
@@ -366,7 +367,43 @@ double sumFloats(const float *x, int64_t n) {
   return combineLanes(s, x, i, n);
 }
 
+#ifdef ONNXSLIM_CHAIN_AVX512
+/// sumChannelsLast with the eight channels of a block in the lanes of one
+/// register of doubles (a short last block masked): lane j does channel j's
+/// additions in sumFloats' order, as the scalar loop does.
+__attribute__((target("avx512f"))) void sumChannelsLastAvx512(const float *x, int64_t P, int64_t C,
+                                                             double *sums) {
+  for (int64_t c0 = 0; c0 < C; c0 += 8) {
+    const int64_t cn = std::min<int64_t>(8, C - c0);
+    const __mmask8 m = static_cast<__mmask8>(cn == 8 ? 0xFF : (1u << cn) - 1u);
+    const __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(cn)),
+                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+#define ONNXSLIM_AT(i) _mm512_maskz_cvtps_pd(0xFF, _mm256_maskload_ps(x + (i) * C + c0, lanes))
+    __m512d s[32];
+    for (int k = 0; k < 32; ++k)
+      s[k] = _mm512_setzero_pd();
+    int64_t i = 0;
+    for (; i + 32 <= P; i += 32)
+      for (int k = 0; k < 32; ++k)
+        s[k] = _mm512_add_pd(s[k], ONNXSLIM_AT(i + k));
+    __m512d t[8];
+    for (int q = 0; q < 8; ++q)
+      t[q] = _mm512_add_pd(_mm512_add_pd(s[q], s[q + 8]), _mm512_add_pd(s[q + 16], s[q + 24]));
+    __m512d sum = _mm512_add_pd(_mm512_add_pd(_mm512_add_pd(t[0], t[1]), _mm512_add_pd(t[2], t[3])),
+                                _mm512_add_pd(_mm512_add_pd(t[4], t[5]), _mm512_add_pd(t[6], t[7])));
+    for (; i < P; ++i)
+      sum = _mm512_add_pd(sum, ONNXSLIM_AT(i));
+#undef ONNXSLIM_AT
+    _mm512_mask_storeu_pd(sums + c0, m, sum);
+  }
+}
+#endif
+
 void sumChannelsLast(const float *x, int64_t P, int64_t C, double *sums) {
+#ifdef ONNXSLIM_CHAIN_AVX512
+  if (avx512Active())
+    return sumChannelsLastAvx512(x, P, C, sums);
+#endif
   // Eight channels at a time: sumFloats' 32 lanes of each (lane k of
   // channel j at s[k][j]), its combination of the lanes, then its tail in
   // order; the channels innermost.
@@ -394,6 +431,25 @@ void sumChannelsLast(const float *x, int64_t P, int64_t C, double *sums) {
         out[j] += static_cast<double>(px[j]);
     }
   }
+}
+
+void sumPlanes(const float *x, int64_t planes, int64_t P, double *sums) {
+#ifdef ONNXSLIM_CHAIN_AVX512
+  if (avx512Active() && P < kSmallPlaneSums) {
+    // Sixteen planes at a time turned channels last (register transposes),
+    // then summed eight planes a register.
+    thread_local std::vector<float> turned;
+    turned.resize(static_cast<size_t>(16 * P));
+    for (int64_t p0 = 0; p0 < planes; p0 += 16) {
+      const int64_t pn = std::min<int64_t>(16, planes - p0);
+      simd::transposeFloatsAvx512(x + p0 * P, P, pn, P, turned.data(), pn);
+      sumChannelsLastAvx512(turned.data(), P, pn, sums + p0);
+    }
+    return;
+  }
+#endif
+  for (int64_t p = 0; p < planes; ++p)
+    sums[p] = sumFloats(x + p * P, P);
 }
 
 void addFloats(float *p, const float *z, int64_t n) {

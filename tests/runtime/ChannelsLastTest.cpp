@@ -177,3 +177,21 @@ TEST(ChannelsLast, ChannelSumsAreSumFloatsBits) {
     }
   }
 }
+
+/// Small planes are summed sixteen at a time (sumPlanes: turned channels
+/// last, then sumChannelsLast): each plane's sum has sumFloats' bits, for
+/// plane counts around the block of 16 and planes around the 32 lanes.
+TEST(ChannelsLast, PlaneSumsAreSumFloatsBits) {
+  std::mt19937 rng(5);
+  for (int64_t planes : {1, 15, 16, 17, 40})
+    for (int64_t P : {1, 7, 32, 49, 255, 300}) {
+      const std::vector<float> x = randomFloats(rng, planes * P);
+      std::vector<double> sums(static_cast<size_t>(planes));
+      sumPlanes(x.data(), planes, P, sums.data());
+      for (int64_t p = 0; p < planes; ++p) {
+        const double ref = sumFloats(x.data() + p * P, P);
+        EXPECT_EQ(std::memcmp(&sums[static_cast<size_t>(p)], &ref, sizeof ref), 0)
+            << "plane " << p << " of " << planes << " over " << P;
+      }
+    }
+}

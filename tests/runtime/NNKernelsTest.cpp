@@ -1419,6 +1419,21 @@ TEST(PoolKernels, GlobalAverageIsTheSameOnEveryEngine) {
   };
   const std::vector<float> one = pool(1), two = pool(2);
   EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0);
+  // Many small planes (sixteen at a time, the blocks across the threads):
+  // the same bits on one and three threads.
+  std::vector<float> many = randomFloats(rng, 6001 * 49);
+  std::vector<std::vector<float>> small;
+  for (int threads : {1, 3}) {
+    setThreadCount(threads);
+    NodeRun r = runNode("GlobalAveragePool", 1, {floats({1, 6001, 7, 7}, many)}, {});
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    small.push_back(floatValues(r.out()));
+  }
+  EXPECT_EQ(std::memcmp(small[0].data(), small[1].data(), small[0].size() * sizeof(float)), 0);
+  for (int64_t c : {0, 4000, 6000}) {
+    const double ref = sumFloats(many.data() + c * 49, 49) / 49.0;
+    EXPECT_EQ(small[0][static_cast<size_t>(c)], static_cast<float>(ref)) << "plane " << c;
+  }
   setThreadCount(1);
 }
 
