@@ -156,7 +156,9 @@ directAvx2(int64_t K, const float *a, const float *b, int64_t bStep, const int64
   }
 }
 
-template <int ROWS>
+/// With TWO false, the tile's second half is empty (n1 == 0: a plane's
+/// last columns short of a half tile pair): only the first is computed.
+template <int ROWS, bool TWO>
 __attribute__((target("avx512f"))) void
 directAvx512(int64_t K, const float *a, const float *b, int64_t bStep, const int64_t *off,
              bool accumulate, const float *bias, const StoreClamp *clamp, float *dst,
@@ -167,16 +169,18 @@ directAvx512(int64_t K, const float *a, const float *b, int64_t bStep, const int
     c[0][i] = c[1][i] = _mm512_setzero_ps();
   for (int64_t k = 0; k < K; ++k, a += 12) {
     const float *bk = b + off[k];
-    const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + bStep);
+    const __m512 b0 = _mm512_loadu_ps(bk);
+    const __m512 b1 = TWO ? _mm512_loadu_ps(bk + bStep) : b0;
 #pragma GCC unroll 12
     for (int i = 0; i < ROWS; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
       c[0][i] = _mm512_fmadd_ps(ai, b0, c[0][i]);
-      c[1][i] = _mm512_fmadd_ps(ai, b1, c[1][i]);
+      if constexpr (TWO)
+        c[1][i] = _mm512_fmadd_ps(ai, b1, c[1][i]);
     }
   }
   const int64_t n[2] = {n0, n1};
-  for (int h = 0; h < 2; ++h) {
+  for (int h = 0; h < (TWO ? 2 : 1); ++h) {
     if (n[h] == 0)
       continue;
     const __mmask16 mask = static_cast<__mmask16>((1u << n[h]) - 1u);
@@ -209,8 +213,12 @@ template <int ROWS> struct DirectAvx512 {
   static void run(int64_t K, const float *a, const float *b, int64_t bStep, const int64_t *off,
                   bool accumulate, const float *bias, const StoreClamp *clamp, float *dst,
                   int64_t dstStep, int64_t ldd, int64_t n0, int64_t n1) {
-    directAvx512<ROWS>(K, a, b, bStep, off, accumulate, bias, clamp, dst, dstStep, ldd, n0,
-                       n1);
+    if (n1 == 0)
+      directAvx512<ROWS, false>(K, a, b, bStep, off, accumulate, bias, clamp, dst, dstStep, ldd,
+                                n0, n1);
+    else
+      directAvx512<ROWS, true>(K, a, b, bStep, off, accumulate, bias, clamp, dst, dstStep, ldd,
+                               n0, n1);
   }
 };
 

@@ -842,7 +842,9 @@ TEST(ConvKernel, DepthwiseWidePlanesAsOneRowMatchNaive) {
 /// planes (fewer output than input channels, or at most 16 inputs): column
 /// counts off the tile (a GEMM tail) and below one tile (the GEMM alone),
 /// a plane cut into many pieces, K deeper than one slice, groups, several
-/// images, an output count off the row tile; and an expansion (one GEMM).
+/// images, an output count off the row tile; and an expansion (one GEMM);
+/// a 14x14 plane, whose last 4 columns take a tile of one half (the kernel
+/// that computes only its first half), with 37 outputs (a panel of one row).
 TEST(ConvKernel, PointwiseDirectMatchesNaive) {
   checkConvConfigs({{1, 40, 24, 1, {15, 37}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
                     {2, 16, 40, 1, {9, 11}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
@@ -851,7 +853,8 @@ TEST(ConvKernel, PointwiseDirectMatchesNaive) {
                     {1, 300, 20, 1, {6, 11}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
                     {2, 64, 26, 2, {7, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
                     {1, 9, 14, 1, {200}, {1}, {1}, {1}, {0, 0}},
-                    {1, 20, 50, 1, {12, 12}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}}},
+                    {1, 20, 50, 1, {12, 12}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    {1, 96, 37, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}}},
                    43, "pointwise conv");
 }
 
