@@ -9,11 +9,14 @@
 // in the packed panels; partial columns go through a small scalar store.
 // Matrix-vector shapes skip packing.
 //
-// Threads (runtime/ThreadPool.h): within each (NC, KC) step, the tiles of
-// MC rows x a range of B panels are tasks of parallelFor (about two per
-// thread); each packs its own rows of A and writes its own part of C, and
-// the K slices stay in order, so every C element gets the same operations
-// in the same order whatever the thread count: results are bit-identical.
+// Threads (runtime/ThreadPool.h): a wide product is cut into column parts,
+// each running the whole K loop, with A packed once for all of them when
+// it fits in L2 (kMaxSharedPackedA). Otherwise, within each (NC, KC) step,
+// the tiles of MC rows x a range of B panels are tasks of parallelFor
+// (about two per thread); each packs its own rows of A and writes its own
+// part of C. The K slices stay in order, so every C element gets the same
+// operations in the same order whatever the thread count: results are
+// bit-identical.
 //
 // Micro-kernels, chosen once at run time from the CPU's features:
 //  - baseline: xsimd batches of the compile-time architecture (SSE2 on a
@@ -779,6 +782,10 @@ template <typename T> void addRowBias(int64_t M, int64_t N, const T *bias, T *C,
 /// Fewest columns of a part when a product is split by columns.
 constexpr int64_t kMinPartColumns = 128;
 
+/// Most elements of A packed once for all the column parts of a product
+/// (1 MB of floats, which stays in L2); a larger A is packed by each part.
+constexpr int64_t kMaxSharedPackedA = int64_t{1} << 18;
+
 /// Given the pool size and a product's shape, Result: how many column
 /// ranges to run it as (1: do not split), up to four per thread. Only from outside a pool task,
 /// and only when every part keeps kMinPartColumns columns (so the K slice,
@@ -806,7 +813,7 @@ template <typename T>
 void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha, const T *A,
               int64_t lda, const T *B, int64_t ldb, T beta, T *C, int64_t ldc,
               const T *prepacked = nullptr, const T *rowBias = nullptr, int64_t kSlice = 0,
-              const RowPanelPacker<T> *packer = nullptr) {
+              const RowPanelPacker<T> *packer = nullptr, const T *packedAll = nullptr) {
   if (M <= 0 || N <= 0)
     return;
   if (K <= 0 || alpha == T(0)) {
@@ -838,7 +845,7 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
   // more, and both compute each output as the same chain of fused
   // multiply-adds from zero (the same K slices), so the same bits.
   Engine<T> engine = engineFor<T>(currentIsa());
-  if (!prepacked && currentIsa().load() == Isa::Avx512)
+  if (!prepacked && !packedAll && currentIsa().load() == Isa::Avx512)
     if (const Engine<T> narrow = engineFor<T>(Isa::Avx2); N <= narrow.NR)
       engine = narrow;
   const int64_t MR = engine.MR, NR = engine.NR;
@@ -850,13 +857,32 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
   // the same operations as on one thread).
   if (int64_t parts = columnParts(threads, M, N, K, NR); parts > 1) {
     const int64_t panels = (N + NR - 1) / NR;
+    // A packed once for all the parts (each would pack all of it again,
+    // and on two threads that half of the packing did not scale): every
+    // (K slice, MC block) in the panels packA writes, slice pc's blocks
+    // from pc * Mpad, block ic at ic * kc within them (sharedPanelsOf).
+    thread_local AlignedVector<T> sharedA;
+    const int64_t Mpad = (M + MR - 1) / MR * MR;
+    const bool share = !packer && Mpad * K <= kMaxSharedPackedA;
+    if (share) {
+      if (sharedA.size() < static_cast<size_t>(Mpad * K))
+        sharedA.resize(static_cast<size_t>(Mpad * K));
+      const int64_t slices = (K + KC - 1) / KC, blocks = (M + MC - 1) / MC;
+      T *shared = sharedA.data();
+      parallelFor(slices * blocks, [&](int64_t t) {
+        const int64_t pc = t / blocks * KC, ic = t % blocks * MC;
+        const int64_t kc = std::min(KC, K - pc), mc = std::min(MC, M - ic);
+        packA(transA, A, lda, ic, mc, pc, kc, MR, shared + pc * Mpad + ic * kc);
+      });
+    }
+    const T *shared = share ? sharedA.data() : nullptr;
     parallelFor(parts, [&](int64_t t) {
       int64_t j0 = panels * t / parts * NR, j1 = std::min(N, panels * (t + 1) / parts * NR);
       if (j1 <= j0)
         return;
       const T *b = prepacked ? nullptr : transB ? B + j0 * ldb : B + j0;
       gemmImpl<T>(transA, transB, M, j1 - j0, K, alpha, A, lda, b, ldb, beta, C + j0, ldc,
-                  prepacked ? prepacked + j0 * K : nullptr, rowBias, KC, packer);
+                  prepacked ? prepacked + j0 * K : nullptr, rowBias, KC, packer, shared);
     });
     return;
   }
@@ -885,12 +911,16 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
       auto tile = [&](int64_t t) {
         int64_t ic = t / chunks * MC, mc = std::min(MC, M - ic), chunk = t % chunks;
         thread_local AlignedVector<T> packedA;
-        if (packedA.size() < static_cast<size_t>(mcMax * kcMax))
-          packedA.resize(static_cast<size_t>(mcMax * kcMax));
-        if (packer)
-          (*packer)(ic, mc, pc, kc, packedA.data());
-        else
-          packA(transA, A, lda, ic, mc, pc, kc, MR, packedA.data());
+        const T *aBlock = packedAll ? packedAll + pc * ((M + MR - 1) / MR * MR) + ic * kc : nullptr;
+        if (!aBlock) {
+          if (packedA.size() < static_cast<size_t>(mcMax * kcMax))
+            packedA.resize(static_cast<size_t>(mcMax * kcMax));
+          if (packer)
+            (*packer)(ic, mc, pc, kc, packedA.data());
+          else
+            packA(transA, A, lda, ic, mc, pc, kc, MR, packedA.data());
+          aBlock = packedA.data();
+        }
         int64_t end = std::min(nc, panels * (chunk + 1) / chunks * NR);
         for (int64_t jr = panels * chunk / chunks * NR; jr < end; jr += NR) {
           int64_t nr = std::min(NR, nc - jr);
@@ -898,7 +928,7 @@ void gemmImpl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, T alpha
           for (int64_t ir = 0; ir < mc; ir += MR) {
             int64_t rows = std::min(MR, mc - ir);
             const T *bias = rowBias && pc + kc >= K ? rowBias + ic + ir : nullptr;
-            engine.micro(kc, packedA.data() + ir * kc, bPanel, alpha,
+            engine.micro(kc, aBlock + ir * kc, bPanel, alpha,
                          C + (ic + ir) * ldc + jc + jr, ldc, rows, nr, zeroC && pc == 0, bias);
           }
         }
