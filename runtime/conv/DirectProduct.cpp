@@ -83,9 +83,11 @@ template <int ROWS> struct DirectBaseline {
       }
     }
     const int64_t n[2] = {n0, n1};
+#pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       if (n[h] == 0)
         continue;
+#pragma GCC unroll 6
       for (int i = 0; i < ROWS; ++i) {
         float *d = dst + h * dstStep + i * ldd;
         alignas(64) float v[W];
@@ -132,6 +134,7 @@ directAvx2(int64_t K, const float *a, const float *b, int64_t bStep, const int64
     }
   }
   const int64_t n[2] = {n0, n1};
+#pragma GCC unroll 2
   for (int h = 0; h < 2; ++h) {
     if (n[h] == 0)
       continue;
@@ -180,6 +183,8 @@ directAvx512(int64_t K, const float *a, const float *b, int64_t bStep, const int
     }
   }
   const int64_t n[2] = {n0, n1};
+  // Unrolled, so that c[h] is a register, not a stack array indexed at run time.
+#pragma GCC unroll 2
   for (int h = 0; h < (TWO ? 2 : 1); ++h) {
     if (n[h] == 0)
       continue;
