@@ -14,6 +14,7 @@
 
 #include "runtime/ElementwiseChain.h"
 #include "runtime/Kernel.h"
+#include "runtime/ThreadPool.h"
 #include "runtime/kernels/NNCommon.h"
 
 #include <xsimd/xsimd.hpp>
@@ -79,6 +80,21 @@ constexpr int64_t kMinThreadColumns = 128;
 /// complexes of the bench machine. Larger planes keep their rows and
 /// columns: split by channels, they ran slower (figures: bench/conv_notes.md).
 constexpr int64_t kChannelSplitPlane = 4096;
+
+/// A depthwise convolution splits from a sixteenth of the multiply-adds of
+/// other products (worthSplitting's threshold over this): it sits between
+/// pointwise convolutions that split, and one that stays on the caller's
+/// core reads half its input from the other's caches, and the next reads
+/// half of its output back. From a quarter, mobilenet_v2's stride-2 and
+/// 7x7 layers (250K to 420K multiply-adds, 30 to 70 us) ran on one core
+/// and took as long on two threads as on one, or longer.
+constexpr int64_t kDepthwiseSplitBoost = 16;
+
+/// Given a depthwise convolution's multiply-adds, Result: whether to split it.
+inline bool depthwiseWorthSplitting(int64_t multiplyAdds) {
+  return worthSplitting(multiplyAdds * kDepthwiseSplitBoost,
+                        multiplyAdds * kDepthwiseSplitBoost / kParallelMinIntensity);
+}
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 

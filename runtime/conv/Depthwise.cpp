@@ -58,13 +58,6 @@ constexpr int64_t kFromInputWidth = 80;
 /// stays warm from run to run, hides that.
 constexpr int64_t kFromInputMinElements = int64_t{1} << 16;
 
-/// A depthwise convolution splits from a quarter of the multiply-adds of
-/// other products (worthSplitting's threshold over this): it sits between
-/// pointwise convolutions that split, and one that stays on the caller's
-/// core reads half its input from the other's caches, and the next reads
-/// half of its output back.
-constexpr int64_t kDepthwiseSplitBoost = 4;
-
 } // namespace
 
 /// Depthwise convolution over a zero-padded copy of each input plane (see
@@ -88,9 +81,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   // convolution does a few multiply-adds per element moved, but its planes
   // are independent and contiguous, so each thread streams its own.
   const int64_t work = N * Cin * Mg * outS * taps;
-  const bool split = N * Cin * oh > 1 &&
-                     worthSplitting(work * kDepthwiseSplitBoost,
-                                    work * kDepthwiseSplitBoost / kParallelMinIntensity);
+  const bool split = N * Cin * oh > 1 && depthwiseWorthSplitting(work);
   if constexpr (std::is_same_v<C, float>)
     if (depthwiseBlockedFits(g, Cin, M, group))
       return depthwiseBlocked(x, w, bias, y, N, Cin, g, epilogue, split);

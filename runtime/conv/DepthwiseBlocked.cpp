@@ -432,9 +432,8 @@ bool depthwiseChannelsLastFits(const Window::Dims3 &g, int64_t Cin, int64_t M, i
 void depthwiseChannelsLast(const float *x, const float *w, const float *bias, float *y, int64_t N,
                            int64_t C, const Window::Dims3 &g, const Epilogue<float> &epilogue) {
 #ifdef ONNXSLIM_ISA_X86
-  // Split as depthwisePadded does: from a quarter of other products' work.
-  const int64_t work = N * C * g.out[1] * g.out[2] * g.kernel[1] * g.kernel[2];
-  const bool split = worthSplitting(work * 4, work * 4 / kParallelMinIntensity);
+  const bool split =
+      depthwiseWorthSplitting(N * C * g.out[1] * g.out[2] * g.kernel[1] * g.kernel[2]);
   const StoreClamp sc{epilogue.lo, epilogue.hi};
   const StoreClamp *clamp = epilogue.clamps ? &sc : nullptr;
   const int64_t blocks = (C + 15) / 16;

@@ -179,6 +179,11 @@ void pointwiseDirect(const float *x, const float *w, const float *bias, float *y
         blocks = b;
         break;
       }
+    // Panels that do not share evenly (mobilenet_v2's 32-channel
+    // projections: three panels, two for one core) are cut by positions
+    // as well, one piece per thread.
+    if (pieces * blocks % threadCount() != 0 && tiles >= threadCount())
+      pieces = threadCount();
   } else
     pieces = std::clamp<int64_t>(pieces, 1, std::max<int64_t>(1, tiles));
   const bool clampInProduct = epilogue.clamps && !epilogue.addend;

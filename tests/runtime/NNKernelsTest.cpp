@@ -1803,6 +1803,12 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
   // column pieces, its output channels cut into blocks too.
   std::vector<float> xe = randomFloats(rng, 64 * 20 * 20), we = randomFloats(rng, 384 * 64),
                      be = randomFloats(rng, 384);
+  // A projection whose three panels of output channels do not share evenly
+  // between two threads (cut by positions as well), and a stride-2
+  // depthwise layer of 339K multiply-adds (split from a sixteenth of the
+  // products' threshold).
+  std::vector<float> xj = randomFloats(rng, 192 * 28 * 28), wj = randomFloats(rng, 32 * 192),
+                     dj = randomFloats(rng, 192 * 9);
   auto runAll = [&](int threads) {
     setThreadCount(threads);
     std::vector<std::vector<float>> out;
@@ -1827,6 +1833,11 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
                              {floats({1, 64, 20, 20}, xe), floats({384, 64, 1, 1}, we),
                               floats({384}, be)},
                              {});
+    NodeRun project =
+        runNode("Conv", 11, {floats({1, 192, 28, 28}, xj), floats({32, 192, 1, 1}, wj)}, {});
+    NodeRun stridedDepthwise =
+        runNode("Conv", 11, {floats({1, 192, 28, 28}, xj), floats({192, 1, 3, 3}, dj)},
+                {aInt("group", 192), aInts("pads", {1, 1, 1, 1}), aInts("strides", {2, 2})});
     NodeRun narrowDepthwise =
         runNode("Conv", 11, {floats({2, 96, 32, 32}, xn), floats({96, 1, 3, 3}, dn)},
                 {aInt("group", 96), aInts("pads", {1, 1, 1, 1})});
@@ -1836,7 +1847,10 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
         runNode("Conv", 11, {floats({2, 96, 32, 32}, xn), floats({576, 96, 1, 1}, wx)}, {});
     EXPECT_TRUE(depthwise.status.ok() && shortPlanes.status.ok() && full.status.ok() &&
                 wide.status.ok() && narrow.status.ok() && expand.status.ok() &&
-                narrowDepthwise.status.ok() && reduce.status.ok() && widen.status.ok());
+                narrowDepthwise.status.ok() && reduce.status.ok() && widen.status.ok() &&
+                project.status.ok() && stridedDepthwise.status.ok());
+    out.push_back(floatValues(project.out()));
+    out.push_back(floatValues(stridedDepthwise.out()));
     out.push_back(floatValues(narrowDepthwise.out()));
     out.push_back(floatValues(reduce.out()));
     out.push_back(floatValues(widen.out()));
