@@ -197,8 +197,9 @@ TEST(PackedWeights, NarrowProductsGiveTheWideKernelsBits) {
 
 namespace {
 
-/// Matrix-vector products (one row of A, or one column of B) over a matrix
-/// large enough to be cut across the threads (gemv's row ranges): the same
+/// Matrix-vector products (one row of A, or one column of B) and products
+/// of a few columns over a matrix large enough to be cut across the
+/// threads (gemv's and gemmFewColumns' row ranges): the same
 /// bits on one, two and three threads, and on one thread each output is
 /// that row's dot product alone (the product of a one-row slice).
 TEST(MatrixVector, LargeProductsGiveTheSameBitsOnEveryThreadCount) {
@@ -227,11 +228,21 @@ TEST(MatrixVector, LargeProductsGiveTheSameBitsOnEveryThreadCount) {
       sgemm(false, false, N, 1, K, 1.0f, w.data(), K, a.data(), 1, 0.0f, c.data(), 1);
       return c;
     };
-    const std::vector<float> r1 = rowTimesW(1), c1 = wTimesColumn(1);
+    // A few columns (gemmFewColumns' dot products), on a matrix the size of
+    // a squeeze-excitation layer's weights: 961 x 240, cut from 128K.
+    auto wTimesThreeColumns = [&](int threads) { // (961 x 240) by 240 x 3
+      setThreadCount(threads);
+      std::vector<float> c(961 * 3);
+      sgemm(false, false, 961, 3, 240, 1.0f, w.data(), 240, a.data(), 3, 0.0f, c.data(), 3);
+      return c;
+    };
+    const std::vector<float> r1 = rowTimesW(1), c1 = wTimesColumn(1), f1 = wTimesThreeColumns(1);
     for (int threads : {2, 3}) {
-      const std::vector<float> r = rowTimesW(threads), c = wTimesColumn(threads);
+      const std::vector<float> r = rowTimesW(threads), c = wTimesColumn(threads),
+                               f = wTimesThreeColumns(threads);
       EXPECT_EQ(0, std::memcmp(r1.data(), r.data(), r.size() * sizeof(float))) << threads;
       EXPECT_EQ(0, std::memcmp(c1.data(), c.data(), c.size() * sizeof(float))) << threads;
+      EXPECT_EQ(0, std::memcmp(f1.data(), f.data(), f.size() * sizeof(float))) << threads;
     }
     setThreadCount(1);
     for (int64_t j : {int64_t{0}, int64_t{500}, N - 1}) {
