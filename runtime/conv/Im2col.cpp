@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <type_traits>
 #include <vector>
 
@@ -307,23 +308,45 @@ void biasClampRows(float *y, int64_t P, int64_t M, const float *bias,
 /// Given A (P x K, read transposed when transA) and the filters packed as
 /// the GEMM's B panels (K x M), Execute: C = A B (P x M, row stride M). A
 /// product worth splitting that the GEMM would only cut K slice by K slice
-/// (few output channels: each slice too small to split) is cut here into
-/// ranges of whole panels, one per thread, each over all of K; every range
-/// rounds as the whole product would (sliceColumns), so the bits do not
-/// depend on the thread count.
+/// (few output channels: each slice too small to split) is cut here, each
+/// part over all of K. Its units are the panels, each cut into R pieces of
+/// rows, the fewest that share evenly among the threads (five panels, as
+/// 160 output channels make, left one core three and the other two), taken
+/// panel by panel so that each thread reads about its share of the filters.
+/// Every part rounds as the whole product would (sliceColumns), and a row's
+/// sums do not depend on the rows around it, so the bits do not depend on
+/// the thread count.
 void gemmProductByPanels(bool transA, int64_t P, int64_t M, int64_t K, const float *a,
                          int64_t lda, const float *filters, int64_t width, float *c) {
-  const int64_t panels = (M + width - 1) / width;
-  const int64_t parts = std::min<int64_t>(panels, threadCount());
-  if (parts < 2 || gemmSplitsColumns(P, M, K) || !worthSplitting(P * M * K, P * K + K * M + P * M)) {
+  const int64_t panels = (M + width - 1) / width, threads = threadCount();
+  if (panels * P < 2 || threads < 2 || gemmSplitsColumns(P, M, K) ||
+      !worthSplitting(P * M * K, P * K + K * M + P * M)) {
     gemmPackedB(transA, P, M, K, 1.0f, a, lda, filters, width, 0.0f, c, M, nullptr, M);
     return;
   }
-  parallelFor(parts, [&](int64_t q) {
-    const int64_t j0 = panels * q / parts * width, j1 = std::min(M, panels * (q + 1) / parts * width);
-    if (j1 > j0)
-      gemmPackedB(transA, P, j1 - j0, K, 1.0f, a, lda, filters + j0 * K, width, 0.0f, c + j0, M,
-                  nullptr, M);
+  const int64_t R = std::min(P, threads / std::gcd(panels, threads)), units = panels * R;
+  // Rows [i0, i1) of panels [p0, p1).
+  auto product = [&](int64_t p0, int64_t p1, int64_t i0, int64_t i1) {
+    const int64_t j0 = p0 * width, j1 = std::min(M, p1 * width);
+    if (j1 > j0 && i1 > i0)
+      gemmPackedB(transA, i1 - i0, j1 - j0, K, 1.0f, transA ? a + i0 : a + i0 * lda, lda,
+                  filters + j0 * K, width, 0.0f, c + i0 * M + j0, M, nullptr, M);
+  };
+  parallelFor(threads, [&](int64_t q) {
+    const int64_t u0 = units * q / threads, u1 = units * (q + 1) / threads;
+    int64_t u = u0;
+    // A partial first panel, the whole panels, a partial last panel.
+    if (u < u1 && u % R != 0) {
+      const int64_t end = std::min(u1, (u / R + 1) * R);
+      product(u / R, u / R + 1, P * (u % R) / R, P * ((end - 1) % R + 1) / R);
+      u = end;
+    }
+    if (u1 - u >= R) {
+      product(u / R, u1 / R, 0, P);
+      u = u1 / R * R;
+    }
+    if (u < u1)
+      product(u / R, u / R + 1, 0, P * (u1 % R) / R);
   });
 }
 

@@ -1809,6 +1809,9 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
   // products' threshold).
   std::vector<float> xj = randomFloats(rng, 192 * 28 * 28), wj = randomFloats(rng, 32 * 192),
                      dj = randomFloats(rng, 192 * 9);
+  // A pointwise product on 7x7 as positions by channels, whose five panels
+  // of output channels are cut into rows as well.
+  std::vector<float> xt = randomFloats(rng, 320 * 7 * 7), wt = randomFloats(rng, 160 * 320);
   auto runAll = [&](int threads) {
     setThreadCount(threads);
     std::vector<std::vector<float>> out;
@@ -1838,6 +1841,8 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
     NodeRun stridedDepthwise =
         runNode("Conv", 11, {floats({1, 192, 28, 28}, xj), floats({192, 1, 3, 3}, dj)},
                 {aInt("group", 192), aInts("pads", {1, 1, 1, 1}), aInts("strides", {2, 2})});
+    NodeRun fivePanels =
+        runNode("Conv", 11, {floats({1, 320, 7, 7}, xt), floats({160, 320, 1, 1}, wt)}, {});
     NodeRun narrowDepthwise =
         runNode("Conv", 11, {floats({2, 96, 32, 32}, xn), floats({96, 1, 3, 3}, dn)},
                 {aInt("group", 96), aInts("pads", {1, 1, 1, 1})});
@@ -1848,7 +1853,8 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
     EXPECT_TRUE(depthwise.status.ok() && shortPlanes.status.ok() && full.status.ok() &&
                 wide.status.ok() && narrow.status.ok() && expand.status.ok() &&
                 narrowDepthwise.status.ok() && reduce.status.ok() && widen.status.ok() &&
-                project.status.ok() && stridedDepthwise.status.ok());
+                project.status.ok() && stridedDepthwise.status.ok() && fivePanels.status.ok());
+    out.push_back(floatValues(fivePanels.out()));
     out.push_back(floatValues(project.out()));
     out.push_back(floatValues(stridedDepthwise.out()));
     out.push_back(floatValues(narrowDepthwise.out()));
