@@ -68,19 +68,24 @@ private:
 bool insideParallelTask();
 
 /// Elements of an elementwise loop below which parallelSpans stays on one
-/// thread: 32 MB of floats, more than a last-level cache. A smaller tensor
-/// was usually just written by the calling thread and sits in its core's
-/// caches; a worker on another core (on the bench machine, another core
-/// complex) fetches its half from there more slowly than the caller reads
-/// the whole (measured: residual Adds of 1.5 MB took twice as long split).
-constexpr int64_t kParallelMinElements = int64_t{1} << 23;
+/// thread (64K: 256 KB of floats, about ten microseconds of copying). With
+/// threads, an elementwise node's input is most often the output of a
+/// convolution or product split across the cores, half of it in each
+/// core's caches: left on one thread, the node read that half from the
+/// other core and ran slower than on one thread (efficientnet_b0's
+/// squeeze-excitation Muls of 1.8 MB: 36 us on one thread, 98 on two).
+/// Split from here, two threads against 8M elements: densenet121 0.95,
+/// inception_v3 0.97-0.98, squeezenet1_1 0.94-0.98; transformers and the
+/// small npm models within noise (bench/conv_notes.md).
+constexpr int64_t kParallelMinElements = int64_t{1} << 16;
 
 /// Elements of a loop of transcendental functions (exp, sigmoid, tanh, erf,
 /// GELU: a few dozen operations an element, compute-bound) below which
-/// parallelSpans stays on one thread: from 128K elements the work (about 50
-/// microseconds) outweighs the hand-off and the worker's fetch of its half
-/// from the caller's caches.
-constexpr int64_t kParallelMinTranscendentalElements = int64_t{1} << 17;
+/// parallelSpans stays on one thread: as kParallelMinElements (their input
+/// is as often split across the cores; at 64K elements the work, about 25
+/// microseconds, outweighs the hand-off). Splitting these from 32K made
+/// efficientnet_b0 0.95-0.98 and wav2vec2_legacy 1.03-1.04 on two threads.
+constexpr int64_t kParallelMinTranscendentalElements = int64_t{1} << 16;
 
 /// Multiply-adds of a product or convolution below which it stays on one
 /// thread (about 10-20 microseconds of work: below that, the job's hand-off
