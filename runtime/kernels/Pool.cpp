@@ -117,10 +117,11 @@ template <typename C, bool IsMax> inline void combineRow(const C *src, int64_t n
 }
 
 /// Input elements of a pooling from which it splits its output rows over
-/// the threads (1 MB of floats: as for depthwise convolutions, its input
-/// was usually written by both cores, and the next node reads its output
-/// on both).
-constexpr int64_t kPoolSplitElements = int64_t{1} << 18;
+/// the threads (256 KB of floats, kParallelMinElements: as for depthwise
+/// convolutions, its input was usually written by both cores, and the next
+/// node reads its output on both; mobilenet_v3_large's global poolings of
+/// 672 x 14 x 14 took 27 us on one thread and 32 on two before they split).
+constexpr int64_t kPoolSplitElements = kParallelMinElements;
 
 /// Max or sum pooling computed a whole output row at a time: for every
 /// kernel tap, one tight loop over the output positions it reaches. Each
