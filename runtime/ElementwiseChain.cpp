@@ -313,13 +313,11 @@ __attribute__((target("avx512f"))) void normalizeRowAvx512(const float *x, float
 
 } // namespace
 
-void layerNormRow(const float *x, float *y, int64_t n, const float *scale, const float *bias, double eps,
-                  double &mean, double &invStd) {
+void meanInvStd(const float *x, int64_t n, double eps, double &mean, double &invStd) {
   mean = n ? sumFloats(x, n) / static_cast<double>(n) : 0.0;
   double sq = 0;
 #ifdef ONNXSLIM_CHAIN_AVX512
-  const bool wide = avx512Active();
-  if (wide) {
+  if (avx512Active()) {
     sq = sumSquaresAvx512(x, n, mean);
   } else
 #endif
@@ -341,9 +339,14 @@ void layerNormRow(const float *x, float *y, int64_t n, const float *scale, const
     }
   }
   invStd = 1.0 / std::sqrt((n ? sq / static_cast<double>(n) : 0.0) + eps);
+}
+
+void layerNormRow(const float *x, float *y, int64_t n, const float *scale, const float *bias, double eps,
+                  double &mean, double &invStd) {
+  meanInvStd(x, n, eps, mean, invStd);
   const float m = static_cast<float>(mean), s = static_cast<float>(invStd);
 #ifdef ONNXSLIM_CHAIN_AVX512
-  if (wide) {
+  if (avx512Active()) {
     normalizeRowAvx512(x, y, n, m, s, scale, bias);
     return;
   }

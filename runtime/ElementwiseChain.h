@@ -76,6 +76,12 @@ inline constexpr int64_t kSmallPlaneSums = 256;
 /// AVX-512 when the planes are small.
 void sumPlanes(const float *x, int64_t planes, int64_t P, double *sums);
 
+/// Given n floats and epsilon, Execute: their mean and population variance
+/// summed in double in sumFloats' lane order (the variance over x[i] -
+/// mean); Result: the mean and invStd = 1 / sqrt(var + eps), as
+/// layerNormRow computes them.
+void meanInvStd(const float *x, int64_t n, double eps, double &mean, double &invStd);
+
 /// Given a row of n floats, its scale and bias (n each; bias may be null)
 /// and epsilon, Execute: y[i] = (x[i] - mean) * invStd * scale[i] (+
 /// bias[i]), LayerNormalization's row, with the mean and the population

@@ -199,6 +199,11 @@ template <typename C> void meanVar(const C *x, int64_t n, double &mean, double &
   var = n ? sq / static_cast<double>(n) : 0;
 }
 
+/// Elements from which a float LayerNormalization (or InstanceNormalization)
+/// splits its rows across the threads: a row costs a few cycles an element
+/// (two sums and the normalization).
+constexpr int64_t kLayerNormParallelElements = int64_t{1} << 17;
+
 template <typename T> Status instanceNormTyped(KernelContext &ctx) {
   using C = ComputeType<T>;
   FloatInput<T> X;
@@ -212,6 +217,32 @@ template <typename T> Status instanceNormTyped(KernelContext &ctx) {
   double eps = ctx.attrFloat("epsilon", 1e-5f);
   FloatOutput<T> Y;
   ONNXSLIM_RETURN_IF_ERROR(Y.init(X.dims()));
+  if constexpr (std::is_same_v<T, float>) {
+    // Float planes: LayerNormalization's mean and variance (vectorized
+    // double sums; a plane's dependent scalar sums took 2 ns an element),
+    // then its normalization with the channel's scale and bias; planes
+    // across the threads.
+    using B = xsimd::batch<float>;
+    constexpr int64_t W = static_cast<int64_t>(B::size);
+    parallelForIf(N * Cn > 1 && N * Cn * inner >= kLayerNormParallelElements, N * Cn,
+                  [&](int64_t plane) {
+                    const float *xp = X.data() + plane * inner;
+                    float *yp = Y.data() + plane * inner;
+                    const size_t c = static_cast<size_t>(plane % Cn);
+                    double mean, invStd;
+                    meanInvStd(xp, inner, eps, mean, invStd);
+                    const float m = static_cast<float>(mean), s = static_cast<float>(invStd);
+                    const float sc = scale[c], b = bias[c];
+                    const B vm(m), vs(s), vsc(sc), vb(b);
+                    int64_t i = 0;
+                    for (; i + W <= inner; i += W)
+                      ((B::load_unaligned(xp + i) - vm) * vs * vsc + vb).store_unaligned(yp + i);
+                    for (; i < inner; ++i)
+                      yp[i] = (xp[i] - m) * s * sc + b;
+                  });
+    ctx.setOutput(0, Y.finish());
+    return Status::success();
+  }
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < Cn; ++c) {
       const C *xp = X.data() + (n * Cn + c) * inner;
@@ -270,10 +301,6 @@ template <typename T> struct LastAxesNorm {
   }
 };
 
-/// Elements from which a float LayerNormalization splits its rows across
-/// the threads: a row costs a few cycles an element (two sums and the
-/// normalization), far more than the copy kParallelMinElements is set for.
-constexpr int64_t kLayerNormParallelElements = int64_t{1} << 17;
 
 template <typename T> Status layerNormTyped(KernelContext &ctx) {
   using C = ComputeType<T>;
