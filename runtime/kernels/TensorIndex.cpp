@@ -360,16 +360,39 @@ Status oneHotKernel(KernelContext &ctx) {
 }
 
 /// Where's elements as unsigned words of their size: out[i] = c[i] ? x : y,
-/// each of x and y one value (xs, ys false) or one per output element.
-/// (Through memcpy: an input's bytes need not be aligned.)
-template <typename U>
-void whereWords(const uint8_t *c, const uint8_t *x, bool xs, const uint8_t *y, bool ys, uint8_t *out, int64_t n) {
+/// each of x and y one value (XS, YS false) or one per output element.
+/// Both operands are read and the condition selects between them, with no
+/// branch, so the loop vectorizes (a branch per element took 0.4 ns an
+/// element: wav2vec2's 199 x 199 attention mask, 16 us). (Through memcpy:
+/// an input's bytes need not be aligned.)
+template <typename U, bool XS, bool YS>
+void whereWordsOf(const uint8_t *c, const uint8_t *x, const uint8_t *y, uint8_t *out, int64_t n) {
+  U xv = 0, yv = 0;
+  if (!XS)
+    std::memcpy(&xv, x, sizeof(U));
+  if (!YS)
+    std::memcpy(&yv, y, sizeof(U));
   for (int64_t i = 0; i < n; ++i) {
-    const uint8_t *from = c[i] ? x + (xs ? i * sizeof(U) : 0) : y + (ys ? i * sizeof(U) : 0);
-    U v;
-    std::memcpy(&v, from, sizeof(U));
+    U a = xv, b = yv;
+    if (XS)
+      std::memcpy(&a, x + i * sizeof(U), sizeof(U));
+    if (YS)
+      std::memcpy(&b, y + i * sizeof(U), sizeof(U));
+    const U v = c[i] ? a : b;
     std::memcpy(out + i * sizeof(U), &v, sizeof(U));
   }
+}
+
+template <typename U>
+void whereWords(const uint8_t *c, const uint8_t *x, bool xs, const uint8_t *y, bool ys, uint8_t *out, int64_t n) {
+  if (xs && ys)
+    whereWordsOf<U, true, true>(c, x, y, out, n);
+  else if (xs)
+    whereWordsOf<U, true, false>(c, x, y, out, n);
+  else if (ys)
+    whereWordsOf<U, false, true>(c, x, y, out, n);
+  else
+    whereWordsOf<U, false, false>(c, x, y, out, n);
 }
 
 /// Where without a broadcast walk, when the condition has the output's
