@@ -673,8 +673,7 @@ void dotRows(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda, const T *
 /// once, so the product is bound by memory, which two cores read faster
 /// than one; in a model the matrix is cold (the layers between two runs of
 /// a node used the caches), so even a matrix that would fit in one core's
-/// L2 streams from memory: mobilenet_v3's squeeze-excitation products of
-/// 240 x 960 weights took 50-55 us on one core.
+/// L2 (squeeze-excitation weights) streams from memory.
 constexpr int64_t kGemvSplitElements = int64_t{1} << 17;
 
 /// Given a matrix-vector product of `rows` dot products of length K,

@@ -71,20 +71,17 @@ bool insideParallelTask();
 /// thread (64K: 256 KB of floats, about ten microseconds of copying). With
 /// threads, an elementwise node's input is most often the output of a
 /// convolution or product split across the cores, half of it in each
-/// core's caches: left on one thread, the node read that half from the
-/// other core and ran slower than on one thread (efficientnet_b0's
-/// squeeze-excitation Muls of 1.8 MB: 36 us on one thread, 98 on two).
-/// Split from here, two threads against 8M elements: densenet121 0.95,
-/// inception_v3 0.97-0.98, squeezenet1_1 0.94-0.98; transformers and the
-/// small npm models within noise (bench/conv_notes.md).
+/// core's caches: left on one thread, the node reads that half from the
+/// other core, and ran slower than on one thread (figures:
+/// bench/conv_notes.md, "Work left on one core on two threads").
 constexpr int64_t kParallelMinElements = int64_t{1} << 16;
 
 /// Elements of a loop of transcendental functions (exp, sigmoid, tanh, erf,
 /// GELU: a few dozen operations an element, compute-bound) below which
 /// parallelSpans stays on one thread: as kParallelMinElements (their input
-/// is as often split across the cores; at 64K elements the work, about 25
-/// microseconds, outweighs the hand-off). Splitting these from 32K made
-/// efficientnet_b0 0.95-0.98 and wav2vec2_legacy 1.03-1.04 on two threads.
+/// is as often split across the cores, and at 64K elements the work, about
+/// 25 microseconds, outweighs the hand-off; from fewer, some models ran
+/// slower).
 constexpr int64_t kParallelMinTranscendentalElements = int64_t{1} << 16;
 
 /// Multiply-adds of a product or convolution below which it stays on one

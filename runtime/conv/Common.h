@@ -85,9 +85,9 @@ constexpr int64_t kChannelSplitPlane = 4096;
 /// other products (worthSplitting's threshold over this): it sits between
 /// pointwise convolutions that split, and one that stays on the caller's
 /// core reads half its input from the other's caches, and the next reads
-/// half of its output back. From a quarter, mobilenet_v2's stride-2 and
-/// 7x7 layers (250K to 420K multiply-adds, 30 to 70 us) ran on one core
-/// and took as long on two threads as on one, or longer.
+/// half of its output back. From a quarter, mobile networks' stride-2 and
+/// 7x7 layers ran on one core and took as long on two threads as on one,
+/// or longer.
 constexpr int64_t kDepthwiseSplitBoost = 16;
 
 /// Given a depthwise convolution's multiply-adds, Result: whether to split it.

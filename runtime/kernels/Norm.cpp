@@ -219,7 +219,7 @@ template <typename T> Status instanceNormTyped(KernelContext &ctx) {
   ONNXSLIM_RETURN_IF_ERROR(Y.init(X.dims()));
   if constexpr (std::is_same_v<T, float>) {
     // Float planes: LayerNormalization's mean and variance (vectorized
-    // double sums; a plane's dependent scalar sums took 2 ns an element),
+    // double sums, where meanVar's are one chain of dependent additions),
     // then its normalization with the channel's scale and bias; planes
     // across the threads.
     using B = xsimd::batch<float>;

@@ -119,8 +119,7 @@ template <typename C, bool IsMax> inline void combineRow(const C *src, int64_t n
 /// Input elements of a pooling from which it splits its output rows over
 /// the threads (256 KB of floats, kParallelMinElements: as for depthwise
 /// convolutions, its input was usually written by both cores, and the next
-/// node reads its output on both; mobilenet_v3_large's global poolings of
-/// 672 x 14 x 14 took 27 us on one thread and 32 on two before they split).
+/// node reads its output on both).
 constexpr int64_t kPoolSplitElements = kParallelMinElements;
 
 /// Max or sum pooling computed a whole output row at a time: for every

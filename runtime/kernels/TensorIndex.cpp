@@ -362,9 +362,8 @@ Status oneHotKernel(KernelContext &ctx) {
 /// Where's elements as unsigned words of their size: out[i] = c[i] ? x : y,
 /// each of x and y one value (XS, YS false) or one per output element.
 /// Both operands are read and the condition selects between them, with no
-/// branch, so the loop vectorizes (a branch per element took 0.4 ns an
-/// element: wav2vec2's 199 x 199 attention mask, 16 us). (Through memcpy:
-/// an input's bytes need not be aligned.)
+/// branch, so the loop vectorizes (a branch per element mispredicts on
+/// masks). (Through memcpy: an input's bytes need not be aligned.)
 template <typename U, bool XS, bool YS>
 void whereWordsOf(const uint8_t *c, const uint8_t *x, const uint8_t *y, uint8_t *out, int64_t n) {
   U xv = 0, yv = 0;
