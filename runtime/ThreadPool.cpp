@@ -8,12 +8,22 @@
 // output rows, then the next one's): the data one task writes is read by
 // the next job's task on that core, from its own caches (on the bench
 // machine the two cores are in different core complexes, and a line
-// written on one costs the other a trip across the fabric). The poster
-// waits until every claimed task has finished and every worker has left
-// the job (so the next job's fields are
-// never read half-set, and no stale index is claimed against them). One job
-// at a time: a parallelFor posted while another runs (from a task, or from a
+// written on one costs the other a trip across the fabric). One job at a
+// time: a parallelFor posted while another runs (from a task, or from a
 // second thread of the embedding program) runs its tasks inline.
+//
+// The hand-off takes no lock. One word (state_) holds the job's
+// generation, a "writing" flag and how many workers are inside the job. A
+// worker enters by incrementing the count with a compare-and-swap that
+// fails if the generation moved or the flag is up, and leaves by
+// decrementing it once its tasks are counted in finished_. The poster sets
+// the flag when the count is zero (no worker is inside the last job: one
+// that came late may still be finding its ranges empty), writes the job,
+// then publishes the next generation with the flag down. It returns when
+// finished_ reaches the count: a worker still inside can then take no
+// index, so never calls the task. A job then costs a few cache-line
+// transfers between the cores, not two lock round trips a side (figures:
+// bench/conv_notes.md, "Threads on small planes").
 //
 // Waiting spins first: a worker polls for the next job for kSpinMicros
 // before it sleeps on the condition variable, and the poster polls for the
@@ -26,8 +36,10 @@
 // do during a session run, and for kSpinMicros after the scope closes (so
 // runs back to back keep it awake): the second core is busy, but only the
 // first job waits for a wake-up. A run that posts no job wakes nobody.
-// Job fields are still only written and read under the mutex, so the
-// spinning reads are hints: every decision is taken again under the lock.
+// Only sleeping threads take the mutex: a thread counts itself in sleepers_
+// or waiters_ before it checks its condition a last time under the mutex,
+// and the other side reads those counts after changing the state it waits
+// on (both sequentially consistent), so a wake-up is never lost.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/ThreadPool.h"
@@ -85,9 +97,9 @@ public:
       workers_.emplace_back([this, i] { work(i); });
   }
   ~Pool() {
+    stop_.store(true);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      stop_.store(true);
     }
     wake_.notify_all();
     for (std::thread &t : workers_)
@@ -101,40 +113,62 @@ public:
   /// Given n tasks, Execute: runs them on the pool (inline when the pool is
   /// busy or has no workers).
   void run(int64_t n, const std::function<void(int64_t)> &task) {
-    std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
-    if (!busy.owns_lock() || workers_.empty() || n == 1) {
+    if (workers_.empty() || n == 1 || busy_.exchange(true, std::memory_order_acquire)) {
       for (int64_t i = 0; i < n; ++i)
         task(i);
       return;
     }
-    {
-      // No worker is inside claim() (a late one may still be leaving the
-      // last job): the job fields are ours to set.
-      std::unique_lock<std::mutex> lock(mutex_);
-      ++waiters_;
-      done_.wait(lock, [&] { return active_.load() == 0; });
-      --waiters_;
-      task_ = &task;
-      count_ = n;
-      const int64_t slots = static_cast<int64_t>(ranges_.size());
-      for (int64_t s = 0; s < slots; ++s)
-        ranges_[static_cast<size_t>(s)].span.store(Range::pack(n * s / slots, n * (s + 1) / slots));
-      finished_.store(0);
-      generation_.fetch_add(1);
-      if (sleepers_ > 0)
-        wake_.notify_all();
+    // Take the job fields: wait until no worker is inside the last job (a
+    // late one may still be looking at its empty ranges), and close the
+    // door behind it.
+    uint64_t s = state_.load();
+    for (;;) {
+      if (activeOf(s) == 0) {
+        if (state_.compare_exchange_weak(s, s | kWriting))
+          break;
+        continue;
+      }
+      waitFor([&] { return activeOf(state_.load()) == 0; });
+      s = state_.load();
+    }
+    task_ = &task;
+    count_ = n;
+    const int64_t slots = static_cast<int64_t>(ranges_.size());
+    for (int64_t sl = 0; sl < slots; ++sl)
+      ranges_[static_cast<size_t>(sl)].span.store(Range::pack(n * sl / slots, n * (sl + 1) / slots),
+                                                 std::memory_order_relaxed);
+    finished_.store(0, std::memory_order_relaxed);
+    // Publish: a new generation, the door open, nobody inside.
+    state_.store((s & ~kWriting & ~kActiveMask) + kGeneration);
+    if (sleepers_.load() > 0) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      wake_.notify_all();
     }
     int64_t mine = claim(0);
     finished_.fetch_add(mine);
-    spinUntil([&] { return finished_.load() == count_ && active_.load() == 0; });
-    std::unique_lock<std::mutex> lock(mutex_);
-    ++waiters_;
-    done_.wait(lock, [&] { return finished_.load() == count_ && active_.load() == 0; });
-    --waiters_;
-    task_ = nullptr;
+    waitFor([&] { return finished_.load() == count_; });
+    busy_.store(false, std::memory_order_release);
   }
 
 private:
+  /// state_: generation << 17 | kWriting | active workers.
+  static constexpr uint64_t kActiveMask = (uint64_t{1} << 16) - 1;
+  static constexpr uint64_t kWriting = uint64_t{1} << 16;
+  static constexpr uint64_t kGeneration = uint64_t{1} << 17;
+  static uint64_t activeOf(uint64_t s) { return s & kActiveMask; }
+  static uint64_t generationOf(uint64_t s) { return s >> 17; }
+
+  /// Given a condition the workers make true, Execute: polls it, then
+  /// sleeps on done_ until it holds.
+  template <typename Cond> void waitFor(Cond cond) {
+    if (spinUntil(cond))
+      return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    waiters_.fetch_add(1);
+    done_.wait(lock, cond);
+    waiters_.fetch_sub(1);
+  }
+
   /// One thread's share of a job's indices, [begin, end) packed in one
   /// word: the owner takes from the front, others from the back.
   struct alignas(64) Range {
@@ -171,41 +205,57 @@ private:
   }
 
   void work(int slot) {
-    uint64_t seen = 0;
+    uint64_t seen = 0; // the generation of the last job entered
+    auto posted = [&] {
+      uint64_t s = state_.load();
+      return stop_.load() || (generationOf(s) != seen && !(s & kWriting));
+    };
     for (;;) {
-      spinUntil([&] { return stop_.load() || generation_.load() != seen; });
-      std::unique_lock<std::mutex> lock(mutex_);
-      ++sleepers_;
-      wake_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
-      --sleepers_;
+      if (!spinUntil(posted)) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        sleepers_.fetch_add(1);
+        wake_.wait(lock, posted);
+        sleepers_.fetch_sub(1);
+      }
       if (stop_.load())
         return;
-      seen = generation_.load();
-      active_.fetch_add(1);
-      lock.unlock();
+      // Enter the job unless the poster has closed the door meanwhile.
+      uint64_t s = state_.load();
+      bool entered = false;
+      while (generationOf(s) != seen && !(s & kWriting))
+        if ((entered = state_.compare_exchange_weak(s, s + 1)))
+          break;
+      if (!entered)
+        continue;
+      seen = generationOf(s);
       int64_t ran = claim(slot);
-      lock.lock();
-      finished_.fetch_add(ran);
-      active_.fetch_sub(1);
-      if (waiters_ > 0)
+      if (ran > 0)
+        finished_.fetch_add(ran);
+      state_.fetch_sub(1);
+      if (waiters_.load() > 0) {
+        std::lock_guard<std::mutex> lock(mutex_);
         done_.notify_all();
+      }
     }
   }
 
   std::vector<std::thread> workers_;
-  std::mutex busy_;  ///< held by the thread whose job runs
-  std::mutex mutex_; ///< guards the job fields below; the atomics change under it too
-  std::condition_variable wake_, done_;
-  const std::function<void(int64_t)> *task_ = nullptr;
-  int64_t count_ = 0;
   std::vector<Range> ranges_; ///< per thread (0: the poster), set with the job
-  std::atomic<int64_t> finished_{0}; ///< tasks of the job that have returned
-  std::atomic<int> active_{0};       ///< workers inside claim()
-  /// What idle workers poll, on a line apart from the job's counters.
-  alignas(64) std::atomic<uint64_t> generation_{0};
+  /// Held by the thread whose job runs.
+  alignas(64) std::atomic<bool> busy_{false};
+  /// What idle workers poll: the job's generation, whether the poster is
+  /// writing the fields below, and how many workers are inside the job.
+  alignas(64) std::atomic<uint64_t> state_{0};
   std::atomic<bool> stop_{false};
-  int sleepers_ = 0; ///< workers blocked on wake_
-  int waiters_ = 0;  ///< posters blocked on done_
+  /// The job, written by the poster while the door is closed.
+  alignas(64) const std::function<void(int64_t)> *task_ = nullptr;
+  int64_t count_ = 0;
+  std::atomic<int64_t> finished_{0}; ///< tasks of the job that have returned
+  /// Sleeping threads: only these take the mutex.
+  alignas(64) std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  std::atomic<int> sleepers_{0}; ///< workers blocked on wake_
+  std::atomic<int> waiters_{0};  ///< posters blocked on done_
 };
 
 int coreCount() {

@@ -23,10 +23,13 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace onnxslim;
@@ -1053,7 +1056,7 @@ TEST(MatMulKernel, BroadcastAndVectorPromotion) {
     if (A.size() == 1)
       A.insert(A.begin(), 1);
     if (B.size() == 1)
-      B.push_back(1);
+      B = {B[0], 1};
     int64_t M = A[A.size() - 2], K = A.back(), N = B.back();
     size_t rank = std::max(A.size(), B.size());
     A.insert(A.begin(), rank - A.size(), 1);
@@ -1680,6 +1683,51 @@ TEST(ThreadPool, RunsEveryTaskOnceAndNestsInline) {
   setThreadCount(1); // the default
 }
 
+// The hand-off between the poster and the workers (no lock on the way in or
+// out of a job): jobs back to back, with spinning workers and with workers
+// that fell asleep between them, and jobs posted by two program threads at
+// once (one of them runs its tasks inline). Every task runs exactly once,
+// and a job returns only after all of its tasks have.
+TEST(ThreadPool, HandsOffJobsWithAndWithoutSleepingWorkers) {
+  for (int threads : {2, 4}) {
+    setThreadCount(threads);
+    for (bool spinning : {true, false}) {
+      std::unique_ptr<KeepWorkersSpinning> keep;
+      if (spinning)
+        keep = std::make_unique<KeepWorkersSpinning>();
+      std::mt19937 rng(static_cast<unsigned>(threads));
+      for (int job = 0; job < 3000; ++job) {
+        const int64_t n = 1 + static_cast<int64_t>(rng() % 9);
+        std::vector<std::atomic<int>> once(static_cast<size_t>(n));
+        std::atomic<int64_t> done{0};
+        parallelFor(n, [&](int64_t i) {
+          once[static_cast<size_t>(i)]++;
+          done++;
+        });
+        ASSERT_EQ(done.load(), n) << "job " << job << " returned before its tasks finished";
+        for (size_t i = 0; i < once.size(); ++i)
+          ASSERT_EQ(once[i].load(), 1) << "task " << i << " of job " << job;
+        // Past the workers' spin (200 us) now and then: they sleep, and the
+        // next job wakes them.
+        if (!spinning && job % 300 == 0)
+          std::this_thread::sleep_for(std::chrono::microseconds(500));
+      }
+    }
+    // Two posters: each job's tasks run once, whoever runs them.
+    std::vector<std::atomic<int>> counts(2 * 64);
+    auto post = [&](int who) {
+      for (int job = 0; job < 500; ++job)
+        parallelFor(64, [&](int64_t i) { counts[static_cast<size_t>(who * 64 + i)]++; });
+    };
+    std::thread other(post, 1);
+    post(0);
+    other.join();
+    for (size_t i = 0; i < counts.size(); ++i)
+      ASSERT_EQ(counts[i].load(), 500) << "task " << i % 64 << " of poster " << i / 64;
+  }
+  setThreadCount(1);
+}
+
 TEST(ThreadPool, ParallelSpansCoverEachIndexOnceOnAlignedBoundaries) {
   for (int threads : {1, 2, 3, 7}) {
     setThreadCount(threads);
@@ -1813,6 +1861,11 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
   // A pointwise product on 7x7 as positions by channels, whose five panels
   // of output channels are cut into rows as well.
   std::vector<float> xt = randomFloats(rng, 320 * 7 * 7), wt = randomFloats(rng, 160 * 320);
+  // A Winograd 3x3 layer on 14x14 planes with 32 output channels (as
+  // DenseNet's): on threads, each image's transform, products and outputs
+  // in phases cut across them.
+  std::vector<float> xw = randomFloats(rng, 2 * 64 * 14 * 14), ww = randomFloats(rng, 32 * 64 * 9),
+                     bw = randomFloats(rng, 32);
   auto runAll = [&](int threads) {
     setThreadCount(threads);
     std::vector<std::vector<float>> out;
@@ -1844,6 +1897,9 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
                 {aInt("group", 192), aInts("pads", {1, 1, 1, 1}), aInts("strides", {2, 2})});
     NodeRun fivePanels =
         runNode("Conv", 11, {floats({1, 320, 7, 7}, xt), floats({160, 320, 1, 1}, wt)}, {});
+    NodeRun winogradPhases = runNode(
+        "Conv", 11, {floats({2, 64, 14, 14}, xw), floats({32, 64, 3, 3}, ww), floats({32}, bw)},
+        {aInts("pads", {1, 1, 1, 1})});
     NodeRun narrowDepthwise =
         runNode("Conv", 11, {floats({2, 96, 32, 32}, xn), floats({96, 1, 3, 3}, dn)},
                 {aInt("group", 96), aInts("pads", {1, 1, 1, 1})});
@@ -1854,7 +1910,9 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
     EXPECT_TRUE(depthwise.status.ok() && shortPlanes.status.ok() && full.status.ok() &&
                 wide.status.ok() && narrow.status.ok() && expand.status.ok() &&
                 narrowDepthwise.status.ok() && reduce.status.ok() && widen.status.ok() &&
-                project.status.ok() && stridedDepthwise.status.ok() && fivePanels.status.ok());
+                project.status.ok() && stridedDepthwise.status.ok() && fivePanels.status.ok() &&
+                winogradPhases.status.ok());
+    out.push_back(floatValues(winogradPhases.out()));
     out.push_back(floatValues(fivePanels.out()));
     out.push_back(floatValues(project.out()));
     out.push_back(floatValues(stridedDepthwise.out()));
