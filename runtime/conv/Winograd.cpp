@@ -241,62 +241,72 @@ bool winogradFits(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_t group)
 /// channel instead of 36. For each of the 16 positions of the 4x4
 /// transformed domain, the products over the channels are one GEMM of the
 /// transformed filters (M x Cin) by the transformed patches (Cin x tiles).
-/// Tasks are chunks of whole rows of tiles (kWinogradTiles about), the same
-/// whatever the thread count, so results do not depend on it; each task
-/// transforms its patches, runs its 16 products and writes its output rows
-/// (then the bias, then the epilogue). The sums differ from the direct
-/// product's in their last bits (the transforms round), as ONNX Runtime's
-/// algorithms differ among themselves.
+/// Tasks are chunks of an image's tiles (consecutive in row-major order,
+/// about kWinogradTiles; on threads, equal shares); each task
+/// transforms its patches, runs its 16 products and writes its outputs
+/// (then the bias, then the epilogue). A tile's outputs do not depend on
+/// its chunk (convProductDirect's column sums do not depend on where a
+/// column lies), so results do not depend on the thread count. The sums
+/// differ from the direct product's in their last bits (the transforms
+/// round), as ONNX Runtime's algorithms differ among themselves.
 void convWinograd(const float *x, const float *w, const float *bias, float *y, int64_t N,
                   int64_t Cin, int64_t M, const Window::Dims3 &g, const Epilogue<float> &epilogue,
                   PackedFilters *kept) {
   const int64_t ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];
   const int64_t padTop = g.padBegin[1], padLeft = g.padBegin[2];
   const int64_t inS = ih * iw, outS = oh * ow;
-  const int64_t tilesH = (oh + 1) / 2, tilesW = (ow + 1) / 2;
+  const int64_t tilesH = (oh + 1) / 2, tilesW = (ow + 1) / 2, tiles = tilesH * tilesW;
   const int64_t packedSize = directFilterElements(M, Cin);
   std::vector<float, xsimd::aligned_allocator<float, 64>> local;
   const float *packed = winogradFilters(w, M, Cin, kept, local);
-  // With threads, at least two chunks a thread where the rows of tiles
-  // allow (a column's sums do not depend on its chunk's width).
   const bool split = worthSplitting(N * M * Cin * 9 * outS, N * (Cin * inS + M * outS));
-  // Where chunks that small would leave over a quarter of their column
-  // tiles empty (a row or two of a small plane's tiles), the threads take
-  // blocks of output channels instead, each transforming the whole input.
-  int64_t chunkRows = std::clamp<int64_t>(kWinogradTiles / tilesW, 1, tilesH);
-  const int64_t panels = directPanels(M), columnTile = directColumnTile();
-  int64_t blocks = 1;
+  // Chunks of an image. On one thread, whole rows of tiles, kWinogradTiles
+  // at most (a whole row if longer). With threads, as many as
+  // kWinogradTiles needs and a whole number per thread, cut anywhere in the
+  // rows of tiles: at whole rows, 14x14 and 28x28 planes left the threads
+  // too few chunks or mostly empty column tiles. The cuts fall on
+  // multiples of a column tile where the chunks are large, of 8 tiles
+  // where they are small.
+  const int64_t columnTile = directColumnTile();
+  int64_t rowsPer = 0, chunks = 0, granule = 0;
   if (split) {
-    const int64_t rowsSplit = std::min(chunkRows, std::max<int64_t>(1, tilesH / (2 * threadCount())));
-    const int64_t used = rowsSplit * tilesW;
-    const int64_t padded = (used + columnTile - 1) / columnTile * columnTile;
-    if (4 * (padded - used) > padded && panels >= threadCount())
-      blocks = threadCount(); // (one transform of the input per block)
-    else
-      chunkRows = rowsSplit;
+    const int64_t threads = threadCount();
+    chunks = (tiles + kWinogradTiles - 1) / kWinogradTiles;
+    chunks = (chunks + threads - 1) / threads * threads;
+    granule = tiles / chunks >= 4 * columnTile ? columnTile : 8;
+  } else {
+    rowsPer = std::clamp<int64_t>(kWinogradTiles / tilesW, 1, tilesH);
+    chunks = (tilesH + rowsPer - 1) / rowsPer;
   }
-  const int64_t chunks = (tilesH + chunkRows - 1) / chunkRows;
+  auto chunkStart = [&](int64_t k) {
+    if (rowsPer > 0)
+      return std::min(tiles, k * rowsPer * tilesW);
+    const int64_t at = (2 * tiles * k / chunks + granule) / (2 * granule) * granule;
+    return k >= chunks ? tiles : std::min(at, tiles);
+  };
   // A patch row's even and odd columns, padding included: padded column
   // 2k is input column 2k - padLeft.
   const int64_t half = tilesW + 1, padW = 2 * half;
   auto task = [&](int64_t job) {
-    const int64_t bl = job % blocks, k = job / blocks;
-    const int64_t p0 = panels * bl / blocks, p1 = panels * (bl + 1) / blocks;
-    const int64_t m0 = directPanelStart(M, p0), m1 = directPanelStart(M, p1);
-    const int64_t n = k / chunks, ty0 = k % chunks * chunkRows;
-    const int64_t ty1 = std::min(tilesH, ty0 + chunkRows), tiles = (ty1 - ty0) * tilesW;
+    const int64_t n = job / chunks, t0 = chunkStart(job % chunks), t1 = chunkStart(job % chunks + 1);
+    if (t1 <= t0)
+      return;
+    const int64_t ty0 = t0 / tilesW, ty1 = (t1 - 1) / tilesW + 1, count = t1 - t0;
+    // The tiles of tile row ty in the chunk: [first(ty), last(ty)).
+    auto first = [&](int64_t ty) { return std::max(t0, ty * tilesW) - ty * tilesW; };
+    auto last = [&](int64_t ty) { return std::min(t1, (ty + 1) * tilesW) - ty * tilesW; };
     const int64_t bufRows = 2 * (ty1 - ty0) + 2;
     // The 16 transformed inputs (Cin x T each) and products (M x T), rows
     // of T (the tiles rounded up to whole column tiles of the direct
     // product, the columns past them zero), each 64 bytes further from a
     // multiple of 4 KB than the one before (16 streams at 4 KB strides
     // would share a set of the L1 cache).
-    const int64_t tile = directColumnTile(), T = (tiles + tile - 1) / tile * tile;
+    const int64_t T = (count + columnTile - 1) / columnTile * columnTile;
     const int64_t strideV = Cin * T + 16, strideP = M * T + 16;
     float *V = scratch<float, 2>(16 * strideV + kConvDirectSlack);
     for (int64_t xi = 0; xi < 16; ++xi)
       for (int64_t c = 0; c < Cin; ++c)
-        std::fill(V + xi * strideV + c * T + tiles, V + xi * strideV + (c + 1) * T, 0.0f);
+        std::fill(V + xi * strideV + c * T + count, V + xi * strideV + (c + 1) * T, 0.0f);
     std::fill(V + 16 * strideV, V + 16 * strideV + kConvDirectSlack, 0.0f);
     thread_local std::vector<int64_t> offsets;
     offsets.resize(static_cast<size_t>(Cin));
@@ -307,8 +317,9 @@ void convWinograd(const float *x, const float *w, const float *bias, float *y, i
     float *O = E + bufRows * half, *tE = O + bufRows * half, *tO = tE + 4 * half;
     float *row = tO + 4 * half;
     // V[xi] = B^T d B at xi, B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]:
-    // the row combinations over whole patch rows (even and odd columns
-    // apart), then the column ones, in SIMD batches of tiles.
+    // the row combinations over the chunk's part of each patch row (even
+    // and odd columns apart), then the column ones, in SIMD batches of
+    // tiles.
     for (int64_t c = 0; c < Cin; ++c) {
       const float *plane = x + (n * Cin + c) * inS;
       for (int64_t r = 0; r < bufRows; ++r) {
@@ -321,13 +332,13 @@ void convWinograd(const float *x, const float *w, const float *bias, float *y, i
         gatherEven(row + 1, half, O + r * half);
       }
       for (int64_t ty = ty0; ty < ty1; ++ty) {
-        const int64_t r0 = 2 * (ty - ty0);
+        const int64_t r0 = 2 * (ty - ty0), a = first(ty), cols = last(ty) - a;
         for (int h = 0; h < 2; ++h) {
-          const float *d = (h == 0 ? E : O) + r0 * half;
-          float *t = h == 0 ? tE : tO;
-          if (winogradRowCombos(d, half, half, t, half))
+          const float *d = (h == 0 ? E : O) + r0 * half + a;
+          float *t = (h == 0 ? tE : tO) + a;
+          if (winogradRowCombos(d, half, cols + 1, t, half))
             continue;
-          forBatches(half, [&](int64_t q, auto tag) {
+          forBatches(cols + 1, [&](int64_t q, auto tag) {
             using Vt = decltype(tag);
             const Vt d0 = loadAt<Vt>(d, q), d1 = loadAt<Vt>(d + half, q),
                      d2 = loadAt<Vt>(d + 2 * half, q), d3 = loadAt<Vt>(d + 3 * half, q);
@@ -337,14 +348,14 @@ void convWinograd(const float *x, const float *w, const float *bias, float *y, i
             storeAt<Vt>(t + 3 * half, q, d1 - d3);
           });
         }
-        float *v = V + c * T + (ty - ty0) * tilesW;
+        float *v = V + c * T + ty * tilesW + a - t0;
         for (int i = 0; i < 4; ++i) {
-          const float *e = tE + i * half, *o = tO + i * half;
+          const float *e = tE + i * half + a, *o = tO + i * half + a;
           float *v0 = v + 4 * i * strideV, *v1 = v0 + strideV, *v2 = v1 + strideV,
                 *v3 = v2 + strideV;
-          if (winogradColumnCombos(e, o, tilesW, v0, strideV))
+          if (winogradColumnCombos(e, o, cols, v0, strideV))
             continue;
-          forBatches(tilesW, [&](int64_t q, auto tag) {
+          forBatches(cols, [&](int64_t q, auto tag) {
             using Vt = decltype(tag);
             const Vt e0 = loadAt<Vt>(e, q), e1 = loadAt<Vt>(e + 1, q), o0 = loadAt<Vt>(o, q),
                      o1 = loadAt<Vt>(o + 1, q);
@@ -357,52 +368,53 @@ void convWinograd(const float *x, const float *w, const float *bias, float *y, i
       }
     }
     for (int64_t xi = 0; xi < 16; ++xi)
-      convProductDirect(M, Cin, packed + xi * packedSize, V + xi * strideV,
-                        offsets.data(), 1, T, T, P + xi * strideP, T, nullptr, nullptr, p0, p1);
+      convProductDirect(M, Cin, packed + xi * packedSize, V + xi * strideV, offsets.data(), 1, T,
+                        count, P + xi * strideP, T, nullptr, nullptr);
     // Y = A^T P A + bias, A^T = [1 1 1 0; 0 1 -1 -1]: a row of tiles' even
     // and odd outputs, then interleaved into the output row (columns and
-    // rows past the output dropped).
+    // rows past the output dropped); then the epilogue.
     float *ev = E, *od = E + tilesW;
-    const int64_t oy0 = 2 * ty0, oy1 = std::min(oh, 2 * ty1);
-    for (int64_t m = m0; m < m1; ++m) {
+    for (int64_t m = 0; m < M; ++m) {
       const float b = bias ? bias[m] : 0.0f;
       float *ym = y + (n * M + m) * outS;
       for (int64_t ty = ty0; ty < ty1; ++ty) {
-        const float *p = P + m * T + (ty - ty0) * tilesW;
+        const int64_t a = first(ty), cols = last(ty) - a;
+        const float *p = P + m * T + ty * tilesW + a - t0;
+        const int64_t width = std::min(ow - 2 * a, 2 * cols); // outputs in the output row
         for (int64_t i = 0; i < 2 && 2 * ty + i < oh; ++i) {
-          float *out = ym + (2 * ty + i) * ow;
-          if (winogradOutputRow(p, strideP, static_cast<int>(i), tilesW, b, ow, out))
-            continue;
-          forBatches(tilesW, [&](int64_t q, auto tag) {
-            using Vt = decltype(tag);
-            auto at = [&](int xi) { return loadAt<Vt>(p + xi * strideP, q); };
-            // s_j: row i of A^T P at column j.
-            Vt sj[4];
-            for (int j = 0; j < 4; ++j)
-              sj[j] = i == 0 ? Vt(at(j) + at(4 + j) + at(8 + j))
-                             : Vt(at(4 + j) - at(8 + j) - at(12 + j));
-            storeAt<Vt>(ev, q, sj[0] + sj[1] + sj[2] + Vt(b));
-            storeAt<Vt>(od, q, sj[1] - sj[2] - sj[3] + Vt(b));
-          });
-          using B = xsimd::batch<float>;
-          constexpr int64_t W = static_cast<int64_t>(B::size);
-          int64_t q = 0;
-          for (; 2 * (q + W) <= ow; q += W) {
-            const B e = B::load_unaligned(ev + q), o = B::load_unaligned(od + q);
-            xsimd::zip_lo(e, o).store_unaligned(out + 2 * q);
-            xsimd::zip_hi(e, o).store_unaligned(out + 2 * q + W);
+          float *out = ym + (2 * ty + i) * ow + 2 * a;
+          if (!winogradOutputRow(p, strideP, static_cast<int>(i), cols, b, width, out)) {
+            forBatches(cols, [&](int64_t q, auto tag) {
+              using Vt = decltype(tag);
+              auto at = [&](int xi) { return loadAt<Vt>(p + xi * strideP, q); };
+              // s_j: row i of A^T P at column j.
+              Vt sj[4];
+              for (int j = 0; j < 4; ++j)
+                sj[j] = i == 0 ? Vt(at(j) + at(4 + j) + at(8 + j))
+                               : Vt(at(4 + j) - at(8 + j) - at(12 + j));
+              storeAt<Vt>(ev, q, sj[0] + sj[1] + sj[2] + Vt(b));
+              storeAt<Vt>(od, q, sj[1] - sj[2] - sj[3] + Vt(b));
+            });
+            using B = xsimd::batch<float>;
+            constexpr int64_t W = static_cast<int64_t>(B::size);
+            int64_t q = 0;
+            for (; 2 * (q + W) <= width; q += W) {
+              const B e = B::load_unaligned(ev + q), o = B::load_unaligned(od + q);
+              xsimd::zip_lo(e, o).store_unaligned(out + 2 * q);
+              xsimd::zip_hi(e, o).store_unaligned(out + 2 * q + W);
+            }
+            for (; 2 * q < width; ++q) {
+              out[2 * q] = ev[q];
+              if (2 * q + 1 < width)
+                out[2 * q + 1] = od[q];
+            }
           }
-          for (; 2 * q < ow; ++q) {
-            out[2 * q] = ev[q];
-            if (2 * q + 1 < ow)
-              out[2 * q + 1] = od[q];
-          }
+          epilogue(out, width);
         }
       }
-      epilogue(ym + oy0 * ow, (oy1 - oy0) * ow);
     }
   };
-  parallelForIf(split, N * chunks * blocks, task);
+  parallelForIf(split, N * chunks, task);
 }
 
 } // namespace onnxslim::rt::nn
