@@ -42,9 +42,6 @@ constexpr int64_t kFuseWideWidth = 256;
 constexpr int64_t kMinBandRows = 4;
 constexpr int64_t kMinBandOutputs = 512;
 
-/// Most kernel rows of a depthwise convolution read straight from its
-/// input rows (depthwiseStride2Row, depthwiseStride1Row).
-constexpr int64_t kMaxFromInputRows = 7;
 
 /// Fewest outputs of a unit-stride row read straight from the input
 /// (narrower rows cost less fused into padded planes).
@@ -113,12 +110,22 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   const bool narrow = std::is_same_v<C, float> && kh == 3 && kw == 3 && g.strides[1] == 1 &&
                       g.strides[2] == 1 && g.dilations[1] == 1 && g.dilations[2] == 1 &&
                       depthwiseNarrowFits(ow, g.in[2], g.padBegin[2]);
+  // 3x3 at strides of 2 (both) take whole bands of a plane a call.
+  const bool stride2Plane = stride2 && kh == 3 && g.strides[1] == 2 && g.dilations[1] == 1 &&
+                            (g.padBegin[2] == 0 || g.padBegin[2] == 1);
   auto fromInput = [&](int64_t n, int64_t ci, int64_t oy0, int64_t oy1) {
     if constexpr (std::is_same_v<C, float>) {
       const float *plane = x + (n * Cin + ci) * inS;
       const float *in[kMaxFromInputRows];
       for (int64_t m = ci * Mg; m < (ci + 1) * Mg; ++m) {
         C *yo = y + (n * M + m) * outS + oy0 * ow;
+        if (stride2Plane &&
+            depthwiseStride2Rows(oy0, oy1, ow, g.in[1], g.in[2], g.padBegin[1], g.padBegin[2],
+                                 plane, w + m * taps, bias ? bias[m] : 0.0f, yo, clamp)) {
+          if (!clamp)
+            epilogue(yo, (oy1 - oy0) * ow);
+          continue;
+        }
         for (int64_t oy = oy0; oy < oy1; ++oy) {
           for (int64_t ky = 0; ky < kh; ++ky) {
             const int64_t iy = oy * g.strides[1] + ky * g.dilations[1] - g.padBegin[1];

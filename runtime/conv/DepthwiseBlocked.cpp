@@ -31,7 +31,8 @@ namespace {
 /// Widest output row taken, by kernel (bench/conv_notes.md): the 3x3 row
 /// kernels of DepthwiseRows.cpp, which read unit-stride rows straight from
 /// the input, beat the two transposes from 9 outputs a row on; strided 3x3
-/// rows up to 32 outputs, and dilated ones up to 16, run faster here. Kernels 3, 5
+/// rows up to 16 outputs (from 28 the stride-2 plane kernel is faster), and
+/// dilated ones up to 16, run faster here. Kernels 3, 5
 /// or 7 wide at column strides 1 and 2 (rowTile: each input pixel loaded
 /// once per kernel row) beat multiTapRow, their only row kernel, at every
 /// width up to 256; other kernels (one-sided, dilated) from 16 outputs a
@@ -41,7 +42,7 @@ namespace {
   const bool dilated = g.dilations[1] > 1 || g.dilations[2] > 1;
   const int64_t kw = g.kernel[2];
   if (g.kernel[1] == 3 && kw == 3)
-    return strided ? 32 : dilated ? 16 : 8;
+    return strided ? 16 : dilated ? 16 : 8;
   if (!dilated && g.strides[2] <= 2 && (kw == 3 || kw == 5 || kw == 7))
     return 256;
   return g.kernel[1] * kw >= 49 || strided ? 64 : 16;

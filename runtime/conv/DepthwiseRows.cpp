@@ -263,6 +263,114 @@ depthwiseStep(int64_t x0, int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
     depthwiseStride2Step<V, Checked>(x0, ow, iw, padLeft, kh, rows, w, bias, clamp, y);
 }
 
+/// V x 16 outputs of depthwiseStride2Row from output x0 on (stored up to
+/// ow), for a left padding PL of 0 or 1: each row's 32 V input columns
+/// from 2 x0 on are loaded at even positions (whole vectors, zeros past the
+/// row) and split into even and odd columns by two permutes. Output x reads
+/// columns 2 x - PL + kx: with PL = 1 tap 0 is the odd column before (the
+/// odd ones shifted by one lane, the column before the first coming in),
+/// taps 1 and 2 the even and odd ones; with PL = 0 taps 0 and 1 are the
+/// even and odd ones and tap 2 the even ones shifted, the next split's
+/// first coming in. No load reaches outside the row, and none needs a
+/// check per lane: this ran in about half the time of depthwiseStride2Step
+/// (whose first step, reading column -1, was the checked one).
+template <int V, int PL>
+__attribute__((target("avx512f"))) inline void
+depthwiseStride2Even(int64_t x0, int64_t ow, int64_t iw, int64_t kh, const float *const *rows,
+                     const __m512 *wv, __m512 bias, const StoreClamp *clamp, float *y) {
+  const __m512i evens =
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odds =
+      _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const int64_t c0 = 2 * x0; // the first column loaded
+  __m512 acc[V];
+  for (int v = 0; v < V; ++v)
+    acc[v] = _mm512_setzero_ps();
+  for (int64_t r = 0; r < kh; ++r) {
+    const float *row = rows[r];
+    if (!row)
+      continue;
+    __m512 even[V], odd[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      const int64_t c = c0 + 32 * v;
+      __m512 a, b;
+      if (c + 32 <= iw) {
+        a = _mm512_loadu_ps(row + c);
+        b = _mm512_loadu_ps(row + c + 16);
+      } else {
+        a = c < iw ? _mm512_maskz_loadu_ps(simd::firstLanes(iw - c), row + c) : _mm512_setzero_ps();
+        b = c + 16 < iw ? _mm512_maskz_loadu_ps(simd::firstLanes(iw - c - 16), row + c + 16)
+                        : _mm512_setzero_ps();
+      }
+      even[v] = _mm512_permutex2var_ps(a, evens, b);
+      odd[v] = _mm512_permutex2var_ps(a, odds, b);
+    }
+    // The column shifted in: before the first (PL = 1), after the last (PL = 0).
+    const int64_t edge = PL == 1 ? c0 - 1 : c0 + 32 * V;
+    const __m512 in = edge >= 0 && edge < iw ? _mm512_set1_ps(row[edge]) : _mm512_setzero_ps();
+    const __m512 w0 = wv[3 * r], w1 = wv[3 * r + 1], w2 = wv[3 * r + 2];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      __m512 t0, t1, t2;
+      if constexpr (PL == 1) {
+        const __m512 before = v == 0 ? in : odd[v - 1];
+        t0 = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(
+            0xFFFF, _mm512_castps_si512(odd[v]), _mm512_castps_si512(before), 15));
+        t1 = even[v];
+        t2 = odd[v];
+      } else {
+        const __m512 after = v + 1 == V ? in : even[v + 1];
+        t0 = even[v];
+        t1 = odd[v];
+        t2 = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(
+            0xFFFF, _mm512_castps_si512(after), _mm512_castps_si512(even[v]), 1));
+      }
+      acc[v] = _mm512_fmadd_ps(w0, t0, acc[v]);
+      acc[v] = _mm512_fmadd_ps(w1, t1, acc[v]);
+      acc[v] = _mm512_fmadd_ps(w2, t2, acc[v]);
+    }
+  }
+  storeDepthwiseSums<V>(acc, bias, clamp, x0, ow, y);
+}
+
+/// Output rows [oy0, oy1) at a row stride of 2 (row pointers from the
+/// plane; with a plane, kh is 3) or one row (rows given), for a left
+/// padding PL of 0 or 1: steps of up to four vectors of outputs
+/// (depthwiseStride2Even), the weights broadcast once for all of them.
+template <int PL>
+__attribute__((target("avx512f"))) void
+depthwiseStride2EvenRows(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64_t iw,
+                         int64_t padTop, const float *plane, int64_t kh,
+                         const float *const *given, const float *w, float bias, float *y,
+                         const StoreClamp *clamp) {
+  const __m512 bv = _mm512_set1_ps(bias);
+  __m512 wv[3 * kMaxFromInputRows];
+  for (int64_t t = 0; t < 3 * kh; ++t)
+    wv[t] = _mm512_set1_ps(w[t]);
+  const float *own[kMaxFromInputRows];
+  for (int64_t oy = oy0; oy < oy1; ++oy, y += ow) {
+    const float *const *rows = given;
+    if (plane) {
+      for (int64_t ky = 0; ky < kh; ++ky) {
+        const int64_t iy = 2 * oy - padTop + ky;
+        own[ky] = iy >= 0 && iy < ih ? plane + iy * iw : nullptr;
+      }
+      rows = own;
+    }
+    for (int64_t x0 = 0; x0 < ow;) {
+      const int64_t v = std::min<int64_t>(4, (ow - x0 + 15) / 16);
+      switch (v) {
+      case 1: depthwiseStride2Even<1, PL>(x0, ow, iw, kh, rows, wv, bv, clamp, y); break;
+      case 2: depthwiseStride2Even<2, PL>(x0, ow, iw, kh, rows, wv, bv, clamp, y); break;
+      case 3: depthwiseStride2Even<3, PL>(x0, ow, iw, kh, rows, wv, bv, clamp, y); break;
+      default: depthwiseStride2Even<4, PL>(x0, ow, iw, kh, rows, wv, bv, clamp, y); break;
+      }
+      x0 += 16 * v;
+    }
+  }
+}
+
 /// depthwiseStride1Row (S = 1) or depthwiseStride2Row (S = 2) with AVX-512:
 /// 64 outputs a step, the last step the 16 to 64 left.
 template <int S>
@@ -435,7 +543,12 @@ bool depthwiseRow(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh, const flo
                   const float *w, float bias, float *y, const StoreClamp *clamp) {
 #ifdef ONNXSLIM_ISA_X86
   if (currentIsa().load() == Isa::Avx512) {
-    depthwiseRowAvx512<S>(ow, iw, padLeft, kh, rows, w, bias, y, clamp);
+    if (S == 2 && (padLeft == 0 || padLeft == 1))
+      padLeft == 1
+          ? depthwiseStride2EvenRows<1>(0, 1, ow, 0, iw, 0, nullptr, kh, rows, w, bias, y, clamp)
+          : depthwiseStride2EvenRows<0>(0, 1, ow, 0, iw, 0, nullptr, kh, rows, w, bias, y, clamp);
+    else
+      depthwiseRowAvx512<S>(ow, iw, padLeft, kh, rows, w, bias, y, clamp);
     return true;
   }
 #endif
@@ -470,6 +583,23 @@ NarrowPlaneFn narrowPlane(int64_t ow, int64_t iw, int64_t padLeft) {
 }
 #endif
 } // namespace
+
+bool depthwiseStride2Rows(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64_t iw,
+                          int64_t padTop, int64_t padLeft, const float *plane, const float *w,
+                          float bias, float *y, const StoreClamp *clamp) {
+#ifdef ONNXSLIM_ISA_X86
+  if (currentIsa().load() == Isa::Avx512 && (padLeft == 0 || padLeft == 1)) {
+    padLeft == 1 ? depthwiseStride2EvenRows<1>(oy0, oy1, ow, ih, iw, padTop, plane, 3, nullptr, w,
+                                               bias, y, clamp)
+                 : depthwiseStride2EvenRows<0>(oy0, oy1, ow, ih, iw, padTop, plane, 3, nullptr, w,
+                                               bias, y, clamp);
+    return true;
+  }
+#endif
+  (void)oy0, (void)oy1, (void)ow, (void)ih, (void)iw, (void)padTop, (void)padLeft, (void)plane,
+      (void)w, (void)bias, (void)y, (void)clamp;
+  return false;
+}
 
 bool depthwiseNarrowFits(int64_t ow, int64_t iw, int64_t padLeft) {
 #ifdef ONNXSLIM_ISA_X86

@@ -39,6 +39,10 @@ void multiTapRow(int64_t n, int64_t taps, const float *const *src, const float *
 void multiTapRow(int64_t n, int64_t taps, const double *const *src, const double *w, double bias,
                  double *y, const StoreClamp *clamp = nullptr);
 
+/// Most kernel rows of a depthwise convolution read straight from its
+/// input rows (depthwiseStride2Row, depthwiseStride1Row take kh up to it).
+constexpr int64_t kMaxFromInputRows = 7;
+
 /// One output row of a depthwise convolution with kh x 3 taps, a column
 /// stride of 2 and no column dilation, read straight from the input rows
 /// (no padded, phase-split copy). rows[r] is kernel row r's input row of
@@ -74,6 +78,18 @@ bool depthwiseStride1Row(int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
 bool depthwiseNarrowRows(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64_t iw,
                          int64_t padTop, int64_t padLeft, const float *plane, const float *w,
                          float bias, float *y, const StoreClamp *clamp = nullptr);
+
+/// Output rows [oy0, oy1) of one plane of a 3x3 depthwise convolution at
+/// strides of 2 and unit dilations, read straight from the input plane (ih
+/// x iw, row pitch iw) and written to y (output row oy0 first, row pitch
+/// ow): each row the sums of depthwiseStride2Row over input rows 2 oy -
+/// padTop + ky (null outside the plane). One call a plane band: the
+/// weights are set up once, not once a row. Result: false, with nothing
+/// written, when the active engine has no such kernel (it is AVX-512's) or
+/// padLeft is not 0 or 1.
+bool depthwiseStride2Rows(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64_t iw,
+                          int64_t padTop, int64_t padLeft, const float *plane, const float *w,
+                          float bias, float *y, const StoreClamp *clamp = nullptr);
 
 /// Whether depthwiseNarrowRows takes rows of ow outputs from input rows of
 /// iw with padLeft columns of padding: on AVX-512, up to 64 outputs and 80

@@ -737,6 +737,68 @@ TEST(ConvKernel, DepthwiseNarrowRowsAreTheSumsOfThePaddedPath) {
   EXPECT_FALSE(depthwiseNarrowFits(32, 36, 2));
 }
 
+/// depthwiseStride2Rows (3x3 at strides of 2, one call a band of a plane)
+/// computes each output as the padded path does: the taps of the kernel
+/// rows inside the plane, in order, as fused multiply-adds from zero, then
+/// the bias, then the clamp. Widths of one to seven vectors and between,
+/// left pads of 0 and 1, inputs that end on the last tap's column or one
+/// before it (zero padding on the right), top pads of 0 and 1, bands.
+TEST(ConvKernel, DepthwiseStride2PlanesAreTheSumsOfThePaddedPath) {
+  if (!depthwiseRowsAvailable()) {
+    std::vector<float> plane(64), w(9), y(16);
+    EXPECT_FALSE(depthwiseStride2Rows(0, 1, 4, 8, 8, 1, 1, plane.data(), w.data(), 0.0f,
+                                      y.data()));
+    return;
+  }
+  std::mt19937 rng(79);
+  const StoreClamp clamp{-0.5f, 0.75f};
+  for (int64_t ow : {1, 7, 16, 17, 28, 56, 64, 65, 100})
+    for (int64_t padLeft : {0, 1})
+      for (int64_t rightEdge : {0, 1})
+        for (int64_t padTop : {0, 1}) {
+          const int64_t oh = 6, iw = 2 * ow - padLeft + rightEdge, ih = 2 * oh - padTop;
+          std::vector<float> plane = randomFloats(rng, ih * iw), w = randomFloats(rng, 9);
+          const float bias = randomFloats(rng, 1)[0];
+          auto at = [&](int64_t r, int64_t c) {
+            return r >= 0 && r < ih && c >= 0 && c < iw ? plane[static_cast<size_t>(r * iw + c)]
+                                                        : 0.0f;
+          };
+          for (const StoreClamp *cl : {static_cast<const StoreClamp *>(nullptr), &clamp}) {
+            std::vector<float> want(static_cast<size_t>(oh * ow));
+            for (int64_t oy = 0; oy < oh; ++oy)
+              for (int64_t ox = 0; ox < ow; ++ox) {
+                float acc = 0.0f;
+                for (int64_t ky = 0; ky < 3; ++ky) {
+                  const int64_t iy = 2 * oy - padTop + ky;
+                  if (iy < 0 || iy >= ih)
+                    continue; // a row of the padding: left out, as there
+                  for (int64_t kx = 0; kx < 3; ++kx)
+                    acc = std::fma(w[static_cast<size_t>(3 * ky + kx)],
+                                   at(iy, 2 * ox - padLeft + kx), acc);
+                }
+                float v = acc + bias;
+                if (cl) {
+                  v = v < cl->lo ? cl->lo : v;
+                  v = v > cl->hi ? cl->hi : v;
+                }
+                want[static_cast<size_t>(oy * ow + ox)] = v;
+              }
+            std::vector<float> got(static_cast<size_t>(oh * ow), -7.0f);
+            ASSERT_TRUE(depthwiseStride2Rows(0, 2, ow, ih, iw, padTop, padLeft, plane.data(),
+                                             w.data(), bias, got.data(), cl));
+            ASSERT_TRUE(depthwiseStride2Rows(2, oh, ow, ih, iw, padTop, padLeft, plane.data(),
+                                             w.data(), bias, got.data() + 2 * ow, cl));
+            EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+                << "ow " << ow << " padLeft " << padLeft << " iw " << iw << " padTop " << padTop
+                << (cl ? " clamped" : "");
+          }
+        }
+  // Left pads of 2 are the row kernel's.
+  std::vector<float> plane(64), w(9), y(16);
+  EXPECT_FALSE(
+      depthwiseStride2Rows(0, 1, 4, 8, 8, 1, 2, plane.data(), w.data(), 0.0f, y.data()));
+}
+
 /// Depthwise convolutions with narrow output rows and no 3x3 row kernel run
 /// sixteen channels at a time, channels last, on AVX-512 (depthwiseBlocked):
 /// each output is the bits of the row kernels (the AVX2 family, which does
