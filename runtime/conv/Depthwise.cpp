@@ -110,9 +110,14 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   const bool narrow = std::is_same_v<C, float> && kh == 3 && kw == 3 && g.strides[1] == 1 &&
                       g.strides[2] == 1 && g.dilations[1] == 1 && g.dilations[2] == 1 &&
                       depthwiseNarrowFits(ow, g.in[2], g.padBegin[2]);
-  // 3x3 at strides of 2 (both) take whole bands of a plane a call.
+  // 3x3 at strides of 2 (both) take whole bands of a plane a call; at unit
+  // strides, planes wider than the narrow kernel's, in strips.
   const bool stride2Plane = stride2 && kh == 3 && g.strides[1] == 2 && g.dilations[1] == 1 &&
                             (g.padBegin[2] == 0 || g.padBegin[2] == 1);
+  const bool strips = std::is_same_v<C, float> && !narrow && kh == 3 && kw == 3 &&
+                      g.strides[1] == 1 && g.strides[2] == 1 && g.dilations[1] == 1 &&
+                      g.dilations[2] == 1 && (g.padBegin[2] == 0 || g.padBegin[2] == 1) &&
+                      depthwiseRowsAvailable();
   auto fromInput = [&](int64_t n, int64_t ci, int64_t oy0, int64_t oy1) {
     if constexpr (std::is_same_v<C, float>) {
       const float *plane = x + (n * Cin + ci) * inS;
@@ -144,8 +149,12 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
       const float *plane = x + (n * Cin + ci) * inS;
       for (int64_t m = ci * Mg; m < (ci + 1) * Mg; ++m) {
         C *yo = y + (n * M + m) * outS + oy0 * ow;
-        depthwiseNarrowRows(oy0, oy1, ow, g.in[1], g.in[2], g.padBegin[1], g.padBegin[2], plane,
-                            w + m * taps, bias ? bias[m] : 0.0f, yo, clamp);
+        if (strips)
+          depthwiseStride1Rows(oy0, oy1, ow, g.in[1], g.in[2], g.padBegin[1], g.padBegin[2],
+                               plane, w + m * taps, bias ? bias[m] : 0.0f, yo, clamp);
+        else
+          depthwiseNarrowRows(oy0, oy1, ow, g.in[1], g.in[2], g.padBegin[1], g.padBegin[2],
+                              plane, w + m * taps, bias ? bias[m] : 0.0f, yo, clamp);
         if (!clamp)
           epilogue(yo, (oy1 - oy0) * ow);
       }
@@ -153,7 +162,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   };
   // Output rows [oy0, oy1) of the outputs of input plane (n, ci).
   auto rows = [&](int64_t n, int64_t ci, int64_t oy0, int64_t oy1) {
-    if (narrow)
+    if (narrow || strips)
       return fromNarrow(n, ci, oy0, oy1);
     if (stride2 || stride1)
       return fromInput(n, ci, oy0, oy1);

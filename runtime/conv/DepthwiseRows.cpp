@@ -479,6 +479,113 @@ depthwiseNarrowGroup(int64_t oy, int64_t ow, int64_t ih, int64_t iw, int64_t pad
     storeDepthwiseSums<V>(acc[r], bias, clamp, 0, ow, y + r * ow);
 }
 
+/// RB output rows from oy on, output columns [x0, x0 + 16 V) (stored up to
+/// ow), of a 3x3 depthwise convolution at unit strides, for rows of any
+/// width: depthwiseNarrowGroup's sums over a strip of the row. R[u] holds
+/// input columns x0 - 16 + 16 u (zero outside the row), so each input
+/// vector is loaded once for the RB rows and its taps are R's vectors
+/// shifted by a lane (no unaligned or checked loads).
+template <int V, int RB, int PL>
+__attribute__((target("avx512f"))) void
+depthwiseStripGroup(int64_t oy, int64_t x0, int64_t ow, int64_t ih, int64_t iw, int64_t padTop,
+                    const float *plane, const __m512 *wv, __m512 bias, const StoreClamp *clamp,
+                    float *y) {
+  __m512 acc[RB][V];
+#pragma GCC unroll 8
+  for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v)
+      acc[r][v] = _mm512_setzero_ps();
+#pragma GCC unroll 10
+  for (int i = 0; i < RB + 2; ++i) {
+    const int64_t iy = oy - padTop + i;
+    if (iy < 0 || iy >= ih)
+      continue;
+    const float *row = plane + iy * iw;
+    __m512 R[V + 2];
+#pragma GCC unroll 6
+    for (int u = 0; u < V + 2; ++u) {
+      const int64_t c = x0 - 16 + 16 * u;
+      if (c >= 0 && c + 16 <= iw)
+        R[u] = _mm512_loadu_ps(row + c);
+      else if (c >= 0 && c < iw)
+        R[u] = _mm512_maskz_loadu_ps(simd::firstLanes(iw - c), row + c);
+      else
+        R[u] = _mm512_setzero_ps(); // left of the row (u = 0 at x0 = 0) or right of it
+    }
+    __m512 t0[V], t1[V], t2[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      t0[v] = narrowTap<0 - PL>(R, v);
+      t1[v] = narrowTap<1 - PL>(R, v);
+      t2[v] = narrowTap<2 - PL>(R, v);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < RB; ++r) {
+      const int ky = i - r;
+      if (ky < 0 || ky > 2)
+        continue;
+      const __m512 w0 = wv[3 * ky], w1 = wv[3 * ky + 1], w2 = wv[3 * ky + 2];
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) {
+        acc[r][v] = _mm512_fmadd_ps(w0, t0[v], acc[r][v]);
+        acc[r][v] = _mm512_fmadd_ps(w1, t1[v], acc[r][v]);
+        acc[r][v] = _mm512_fmadd_ps(w2, t2[v], acc[r][v]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < RB; ++r)
+    storeDepthwiseSums<V>(acc[r], bias, clamp, x0, ow, y + r * ow);
+}
+
+/// Output rows [oy0, oy1) (y: row oy0's first output) of one strip of V
+/// vectors from x0: groups of rows (about 8 sums at once), then the rows
+/// left one by one.
+template <int V, int PL>
+__attribute__((target("avx512f"))) void
+depthwiseStripRows(int64_t oy0, int64_t oy1, int64_t x0, int64_t ow, int64_t ih, int64_t iw,
+                   int64_t padTop, const float *plane, const __m512 *wv, __m512 bias,
+                   const StoreClamp *clamp, float *y) {
+  constexpr int RB = V == 1 ? 8 : V == 2 ? 4 : V == 3 ? 3 : 2;
+  int64_t oy = oy0;
+  for (; oy + RB <= oy1; oy += RB, y += RB * ow)
+    depthwiseStripGroup<V, RB, PL>(oy, x0, ow, ih, iw, padTop, plane, wv, bias, clamp, y);
+  for (; oy < oy1; ++oy, y += ow)
+    depthwiseStripGroup<V, 1, PL>(oy, x0, ow, ih, iw, padTop, plane, wv, bias, clamp, y);
+}
+
+/// depthwiseStride1Rows: strips of up to four vectors (the last of those
+/// left), the weights broadcast once for all of them.
+template <int PL>
+__attribute__((target("avx512f"))) void
+depthwiseStride1Strips(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64_t iw,
+                       int64_t padTop, const float *plane, const float *w, float bias, float *y,
+                       const StoreClamp *clamp) {
+  const __m512 bv = _mm512_set1_ps(bias);
+  __m512 wv[9];
+  for (int t = 0; t < 9; ++t)
+    wv[t] = _mm512_set1_ps(w[t]);
+  for (int64_t x0 = 0; x0 < ow;) {
+    const int64_t v = std::min<int64_t>(4, (ow - x0 + 15) / 16);
+    switch (v) {
+    case 1:
+      depthwiseStripRows<1, PL>(oy0, oy1, x0, ow, ih, iw, padTop, plane, wv, bv, clamp, y);
+      break;
+    case 2:
+      depthwiseStripRows<2, PL>(oy0, oy1, x0, ow, ih, iw, padTop, plane, wv, bv, clamp, y);
+      break;
+    case 3:
+      depthwiseStripRows<3, PL>(oy0, oy1, x0, ow, ih, iw, padTop, plane, wv, bv, clamp, y);
+      break;
+    default:
+      depthwiseStripRows<4, PL>(oy0, oy1, x0, ow, ih, iw, padTop, plane, wv, bv, clamp, y);
+      break;
+    }
+    x0 += 16 * v;
+  }
+}
+
 /// depthwiseNarrowRows for U input and V output vectors a row: groups of
 /// RB rows (about 8 sums at once), then the remaining rows one by one.
 template <int U, int V, int PL>
@@ -593,6 +700,22 @@ bool depthwiseStride2Rows(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int6
                                                bias, y, clamp)
                  : depthwiseStride2EvenRows<0>(oy0, oy1, ow, ih, iw, padTop, plane, 3, nullptr, w,
                                                bias, y, clamp);
+    return true;
+  }
+#endif
+  (void)oy0, (void)oy1, (void)ow, (void)ih, (void)iw, (void)padTop, (void)padLeft, (void)plane,
+      (void)w, (void)bias, (void)y, (void)clamp;
+  return false;
+}
+
+bool depthwiseStride1Rows(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64_t iw,
+                          int64_t padTop, int64_t padLeft, const float *plane, const float *w,
+                          float bias, float *y, const StoreClamp *clamp) {
+#ifdef ONNXSLIM_ISA_X86
+  if (currentIsa().load() == Isa::Avx512 && (padLeft == 0 || padLeft == 1)) {
+    padLeft == 1
+        ? depthwiseStride1Strips<1>(oy0, oy1, ow, ih, iw, padTop, plane, w, bias, y, clamp)
+        : depthwiseStride1Strips<0>(oy0, oy1, ow, ih, iw, padTop, plane, w, bias, y, clamp);
     return true;
   }
 #endif

@@ -737,6 +737,66 @@ TEST(ConvKernel, DepthwiseNarrowRowsAreTheSumsOfThePaddedPath) {
   EXPECT_FALSE(depthwiseNarrowFits(32, 36, 2));
 }
 
+/// depthwiseStride1Rows (3x3 at unit strides, rows of any width in strips
+/// of up to four vectors) computes each output as the padded path does:
+/// rows of one to nine vectors and between, left pads of 0 and 1, right
+/// pads of 0 to 2, heights around the groups of rows, bands.
+TEST(ConvKernel, DepthwiseStride1StripsAreTheSumsOfThePaddedPath) {
+  if (!depthwiseRowsAvailable()) {
+    std::vector<float> plane(64), w(9), y(64);
+    EXPECT_FALSE(depthwiseStride1Rows(0, 1, 8, 8, 8, 1, 1, plane.data(), w.data(), 0.0f,
+                                      y.data()));
+    return;
+  }
+  std::mt19937 rng(83);
+  const StoreClamp clamp{-0.5f, 0.75f};
+  for (int64_t ow : {1, 16, 40, 65, 80, 100, 112, 129, 144})
+    for (int64_t padLeft : {0, 1})
+      for (int64_t padRight : {0, 2})
+        for (int64_t oh : {1, 7, 10}) {
+          const int64_t padTop = 1, iw = ow + 2 - padLeft - padRight, ih = oh;
+          if (iw < 1)
+            continue;
+          std::vector<float> plane = randomFloats(rng, ih * iw), w = randomFloats(rng, 9);
+          const float bias = randomFloats(rng, 1)[0];
+          auto at = [&](int64_t r, int64_t c) {
+            return r >= 0 && r < ih && c >= 0 && c < iw ? plane[static_cast<size_t>(r * iw + c)]
+                                                        : 0.0f;
+          };
+          for (const StoreClamp *cl : {static_cast<const StoreClamp *>(nullptr), &clamp}) {
+            std::vector<float> want(static_cast<size_t>(oh * ow));
+            for (int64_t oy = 0; oy < oh; ++oy)
+              for (int64_t ox = 0; ox < ow; ++ox) {
+                float acc = 0.0f;
+                for (int64_t ky = 0; ky < 3; ++ky) {
+                  const int64_t iy = oy - padTop + ky;
+                  if (iy < 0 || iy >= ih)
+                    continue;
+                  for (int64_t kx = 0; kx < 3; ++kx)
+                    acc = std::fma(w[static_cast<size_t>(3 * ky + kx)],
+                                   at(iy, ox - padLeft + kx), acc);
+                }
+                float v = acc + bias;
+                if (cl) {
+                  v = v < cl->lo ? cl->lo : v;
+                  v = v > cl->hi ? cl->hi : v;
+                }
+                want[static_cast<size_t>(oy * ow + ox)] = v;
+              }
+            const int64_t split = oh / 2;
+            std::vector<float> got(static_cast<size_t>(oh * ow), -7.0f);
+            ASSERT_TRUE(depthwiseStride1Rows(0, split, ow, ih, iw, padTop, padLeft, plane.data(),
+                                             w.data(), bias, got.data(), cl));
+            ASSERT_TRUE(depthwiseStride1Rows(split, oh, ow, ih, iw, padTop, padLeft,
+                                             plane.data(), w.data(), bias,
+                                             got.data() + split * ow, cl));
+            EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+                << "ow " << ow << " padLeft " << padLeft << " iw " << iw << " oh " << oh
+                << (cl ? " clamped" : "");
+          }
+        }
+}
+
 /// depthwiseStride2Rows (3x3 at strides of 2, one call a band of a plane)
 /// computes each output as the padded path does: the taps of the kernel
 /// rows inside the plane, in order, as fused multiply-adds from zero, then
