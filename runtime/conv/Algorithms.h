@@ -42,12 +42,14 @@ void depthwiseBlocked(const float *x, const float *w, const float *bias, float *
 /// Whether depthwiseChannelsLast takes a depthwise convolution: float 2-D,
 /// one output channel per input channel, at most 7x7 taps, on AVX-512.
 bool depthwiseChannelsLastFits(const Window::Dims3 &g, int64_t Cin, int64_t M, int64_t group);
-/// depthwiseBlocked on channels-last images (x and y hold image n's pixel p,
-/// channel c at (n * pixels + p) * C + c): the bits of depthwisePadded, with
-/// no transposes; the blocks of channels run on threads. The epilogue may
-/// clamp, not add.
-void depthwiseChannelsLast(const float *x, const float *w, const float *bias, float *y, int64_t N,
-                           int64_t C, const Window::Dims3 &g, const Epilogue<float> &epilogue);
+/// depthwiseBlocked with a channels-last output (y holds image n's pixel p,
+/// channel c at (n * pixels + p) * C + c), from a channels-last input (x
+/// the same; xLast) or planes: the bits of depthwisePadded, with no
+/// transposes but the input block's from planes; the blocks of channels
+/// run on threads. The epilogue may clamp, not add.
+void depthwiseChannelsLast(const float *x, bool xLast, const float *w, const float *bias,
+                           float *y, int64_t N, int64_t C, const Window::Dims3 &g,
+                           const Epilogue<float> &epilogue);
 /// Whether maxPoolBlocked takes a max pooling: float 2-D, a plane of at
 /// most 128x128, at most 13x13 taps, on AVX-512.
 bool maxPoolBlockedFits(const Window::Dims3 &g);

@@ -333,11 +333,12 @@ runBlock(const float *x, const float *w, const float *bias, float *y, int64_t n,
   }
 }
 
-/// Channels [c0, c0 + cn) of image n of a channels-last convolution: the
-/// padded block is filled with 16-channel pixels read straight from the
-/// input's pixels (x[(n * inS + p) * C + c]), the outputs stored to y's
-/// pixels the same way: no transposes. Sums and clamp as runBlock's.
-__attribute__((target("avx512f"))) void runBlockLast(const float *x, const float *w,
+/// Channels [c0, c0 + cn) of image n of a convolution with a channels-last
+/// output: the padded block is filled with 16-channel pixels read straight
+/// from the input's pixels (x[(n * inS + p) * C + c]) when xLast, else
+/// transposed from its planes (as runBlock's); the outputs are stored to
+/// y's pixels the same way. Sums and clamp as runBlock's.
+__attribute__((target("avx512f"))) void runBlockLast(const float *x, bool xLast, const float *w,
                                                      const float *bias, float *y, int64_t n,
                                                      int64_t C, int64_t c0, int64_t cn,
                                                      const Window::Dims3 &g,
@@ -351,8 +352,16 @@ __attribute__((target("avx512f"))) void runBlockLast(const float *x, const float
   const __mmask16 m = firstLanes(cn);
   const int64_t x0 = std::max<int64_t>(0, -pl), x1 = std::min(iw, pw - pl);
   const int64_t y0 = std::max<int64_t>(0, -pt), y1 = std::min(ih, ph - pt);
+  if (!xLast) {
+    for (int64_t i = 0; i < ph * pw * 16; i += 16)
+      _mm512_storeu_ps(pad + i, _mm512_setzero_ps());
+    const float *plane = x + (n * C + c0) * inS;
+    for (int64_t iy = y0; iy < y1; ++iy)
+      if (x1 > x0)
+        toBlock(plane + iy * iw + x0, inS, cn, x1 - x0, pad + ((iy + pt) * pw + pl + x0) * 16);
+  }
   // Zeros where no input row or column lands, the pixels elsewhere.
-  for (int64_t r = 0; r < ph; ++r) {
+  for (int64_t r = 0; r < ph && xLast; ++r) {
     float *row = pad + r * pw * 16;
     const int64_t iy = r - pt;
     if (iy < y0 || iy >= y1 || x1 <= x0) {
@@ -430,8 +439,9 @@ bool depthwiseChannelsLastFits(const Window::Dims3 &g, int64_t Cin, int64_t M, i
 #endif
 }
 
-void depthwiseChannelsLast(const float *x, const float *w, const float *bias, float *y, int64_t N,
-                           int64_t C, const Window::Dims3 &g, const Epilogue<float> &epilogue) {
+void depthwiseChannelsLast(const float *x, bool xLast, const float *w, const float *bias,
+                           float *y, int64_t N, int64_t C, const Window::Dims3 &g,
+                           const Epilogue<float> &epilogue) {
 #ifdef ONNXSLIM_ISA_X86
   const bool split =
       depthwiseWorthSplitting(N * C * g.out[1] * g.out[2] * g.kernel[1] * g.kernel[2]);
@@ -440,7 +450,7 @@ void depthwiseChannelsLast(const float *x, const float *w, const float *bias, fl
   const int64_t blocks = (C + 15) / 16;
   parallelForIf(split && N * blocks > 1, N * blocks, [&](int64_t task) {
     const int64_t n = task / blocks, c0 = task % blocks * 16;
-    runBlockLast(x, w, bias, y, n, C, c0, std::min<int64_t>(16, C - c0), g, clamp);
+    runBlockLast(x, xLast, w, bias, y, n, C, c0, std::min<int64_t>(16, C - c0), g, clamp);
   });
 #else
   (void)x, (void)w, (void)bias, (void)y, (void)N, (void)C, (void)g, (void)epilogue;

@@ -298,27 +298,21 @@ void convChannelsLast(ChannelsLastForm form, const float *x, bool xLast, const f
                       const Window &win, const KernelContext::OutputClamp *clamp,
                       const float *addend, PackedFilters *kept) {
   const Window::Dims3 g = win.to3d();
-  const int64_t inS = g.in[1] * g.in[2], outS = g.out[1] * g.out[2];
+  const int64_t outS = g.out[1] * g.out[2];
   if (form == ChannelsLastForm::Pointwise) {
     pointwiseChannelsLast(x, xLast, w, bias, y, yLast, N, Cin, M, outS, Epilogue<float>(clamp, addend, y),
                           kept);
     return;
   }
-  // Depthwise: on channels-last images only, through copies where x or y
-  // is channels first; the epilogue over y's planes then.
-  const float *xl = x;
-  if (!xLast) {
-    float *t = scratch<float, 19>(N * Cin * inS);
-    transposeImages(reinterpret_cast<const uint8_t *>(x), reinterpret_cast<uint8_t *>(t), N, Cin,
-                    inS, sizeof(float), true);
-    xl = t;
-  }
+  // Depthwise: into a channels-last output, from either input (a
+  // channels-first one's blocks are transposed as they are read); through
+  // a copy where y is channels first, the epilogue over y's planes then.
   if (yLast) {
-    depthwiseChannelsLast(xl, w, bias, y, N, Cin, g, Epilogue<float>(clamp, nullptr, y));
+    depthwiseChannelsLast(x, xLast, w, bias, y, N, Cin, g, Epilogue<float>(clamp, nullptr, y));
     return;
   }
   float *t = scratch<float, 20>(N * M * outS);
-  depthwiseChannelsLast(xl, w, bias, t, N, Cin, g, Epilogue<float>(nullptr, nullptr, t));
+  depthwiseChannelsLast(x, xLast, w, bias, t, N, Cin, g, Epilogue<float>(nullptr, nullptr, t));
   transposeImages(reinterpret_cast<const uint8_t *>(t), reinterpret_cast<uint8_t *>(y), N, M, outS,
                   sizeof(float), false);
   const Epilogue<float> epilogue(clamp, addend, y);

@@ -119,7 +119,8 @@ TEST(ChannelsLast, PointwiseGivesTheTransposedProductsBits) {
 }
 
 /// depthwiseChannelsLast gives depthwisePadded's bits on AVX-512, where
-/// the interpreter uses it; elsewhere it declines every geometry.
+/// the interpreter uses it, from a channels-last input and from planes;
+/// elsewhere it declines every geometry.
 TEST(ChannelsLast, DepthwiseGivesThePaddedLoopsBits) {
   struct Case {
     int64_t N, C, ih, iw, k, stride, dilation, pt, pl, pb, pr;
@@ -147,15 +148,19 @@ TEST(ChannelsLast, DepthwiseGivesThePaddedLoopsBits) {
       nn::depthwisePadded(x.data(), w.data(), b.data(), ref.data(), c.N, c.C, c.C, c.C, g, plan,
                           nn::Epilogue<float>(clamps ? &relu6 : nullptr, nullptr, ref.data()));
       const std::vector<float> xl = toLast(x, c.N, c.C, inS), refLast = toLast(ref, c.N, c.C, outS);
-      for (int threads : {1, 3}) {
-        setThreadCount(threads);
-        std::vector<float> y(ref.size());
-        nn::depthwiseChannelsLast(xl.data(), w.data(), b.data(), y.data(), c.N, c.C, g,
-                                  nn::Epilogue<float>(clamps ? &relu6 : nullptr, nullptr, y.data()));
-        EXPECT_TRUE(sameBits(y, refLast)) << c.C << " channels " << c.ih << "x" << c.iw << " k "
-                                          << c.k << " stride " << c.stride << " clamp " << clamps
-                                          << " threads " << threads;
-      }
+      // From a channels-last input, and from planes.
+      for (int threads : {1, 3})
+        for (const bool xLast : {true, false}) {
+          setThreadCount(threads);
+          std::vector<float> y(ref.size());
+          nn::depthwiseChannelsLast(xLast ? xl.data() : x.data(), xLast, w.data(), b.data(),
+                                    y.data(), c.N, c.C, g,
+                                    nn::Epilogue<float>(clamps ? &relu6 : nullptr, nullptr, y.data()));
+          EXPECT_TRUE(sameBits(y, refLast))
+              << c.C << " channels " << c.ih << "x" << c.iw << " k " << c.k << " stride "
+              << c.stride << " clamp " << clamps << " threads " << threads << " input "
+              << (xLast ? "channels last" : "planes");
+        }
     }
   }
   setThreadCount(1);
