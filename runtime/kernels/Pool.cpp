@@ -200,17 +200,68 @@ bool maxPoolSeparableFits(const Window::Dims3 &g) {
 }
 
 /// Whether maxPoolSeparable beats maxPoolBlocked where both fit: on rows of
-/// at least 32 outputs, or windows of at least 25 taps (which the blocked
-/// form visits one by one for every output). A 3x3 window at stride 2
-/// (bench/conv_notes.md): 111x111 planes 0.37 -> 0.26 ms separable, 55x55
-/// even, 27x27 and 14x14 faster blocked; a 13x13 SPP window on 20x20 0.30 ->
-/// 0.10 ms.
+/// at least 32 outputs (16 for windows 3 wide at a column stride of 2,
+/// whose first pass reads the input rows directly), or windows of at least
+/// 25 taps (which the blocked form visits one by one for every output).
+/// Figures: bench/conv_notes.md ("Max pooling").
 bool separableBeatsBlocked(const Window::Dims3 &g) {
-  return g.out[2] >= 32 || g.kernel[1] * g.kernel[2] >= 25;
+  const bool direct = g.kernel[2] == 3 && g.strides[2] == 2 && g.dilations[2] == 1 &&
+                      (g.padBegin[2] == 0 || g.padBegin[2] == 1);
+  return g.out[2] >= (direct ? 16 : 32) || g.kernel[1] * g.kernel[2] >= 25;
 }
 
 __attribute__((target("avx512f"), always_inline)) inline __mmask16 firstLanes(int64_t n) {
   return n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1u);
+}
+
+/// The first pass of maxPoolSeparablePlane for a window 3 wide at a column
+/// stride of 2 and dilation 1, a left padding PL of 0 or 1: h[ox] for ox <
+/// n (a multiple of 16) straight from the input row (no padded copy), the
+/// row's columns loaded in pairs of vectors at even positions (-infinity
+/// past the row) and split into even and odd columns by two permutes; the
+/// column before (PL = 1) or after (PL = 0) a step is shifted in by a lane.
+/// The taps in order, each taken where strictly greater: the same bits.
+/// (The padded copy it replaces was read back right after memcpy wrote it,
+/// and its taps' loop branched per tap: 3.2 -> 1.6 us a 111-wide plane row
+/// pair.)
+/// row[c ...] for 16 lanes, -infinity past iw.
+__attribute__((target("avx512f"))) inline __m512 loadOrNegInf(const float *row, int64_t c,
+                                                              int64_t iw) {
+  if (c + 16 <= iw)
+    return _mm512_loadu_ps(row + c);
+  const __m512 ninf = _mm512_set1_ps(-INFINITY);
+  return c < iw ? _mm512_mask_loadu_ps(ninf, firstLanes(iw - c), row + c) : ninf;
+}
+
+template <int PL>
+__attribute__((target("avx512f"))) void maxRow3Stride2(const float *row, int64_t iw, int64_t n,
+                                                       float *h) {
+  const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odds = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512 ninf = _mm512_set1_ps(-INFINITY);
+  for (int64_t ox = 0; ox < n; ox += 16) {
+    const int64_t c = 2 * ox;
+    const __m512 a = loadOrNegInf(row, c, iw), b = loadOrNegInf(row, c + 16, iw);
+    const __m512 e = _mm512_permutex2var_ps(a, evens, b), o = _mm512_permutex2var_ps(a, odds, b);
+    __m512 t0, t1, t2;
+    if constexpr (PL == 1) {
+      const __m512 before = c >= 1 && c - 1 < iw ? _mm512_set1_ps(row[c - 1]) : ninf;
+      t0 = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(0xFFFF, _mm512_castps_si512(o),
+                                                         _mm512_castps_si512(before), 15));
+      t1 = e;
+      t2 = o;
+    } else {
+      const __m512 after = c + 32 < iw ? _mm512_set1_ps(row[c + 32]) : ninf;
+      t0 = e;
+      t1 = o;
+      t2 = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(0xFFFF, _mm512_castps_si512(after),
+                                                         _mm512_castps_si512(e), 1));
+    }
+    __m512 m = _mm512_maskz_max_ps(0xFFFF, t0, ninf);
+    m = _mm512_maskz_max_ps(0xFFFF, t1, m);
+    m = _mm512_maskz_max_ps(0xFFFF, t2, m);
+    _mm512_storeu_ps(h + ox, m);
+  }
 }
 
 /// Float max pooling as two passes over a plane, with AVX-512: first every
@@ -250,7 +301,13 @@ __attribute__((target("avx512f"))) void maxPoolSeparablePlane(const float *xp, f
   const __m512i odds = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   // Input columns [c0, c1) land in the padded row at c + pl.
   const int64_t c0 = std::max<int64_t>(0, -pl), c1 = std::min(iw, pw - pl);
+  const bool direct = kw == 3 && sx == 2 && dx == 1 && (pl == 0 || pl == 1);
   for (int64_t iy = 0; iy < ih; ++iy) {
+    if (direct) {
+      pl == 1 ? maxRow3Stride2<1>(xp + iy * iw, iw, pitch, rows + iy * pitch)
+              : maxRow3Stride2<0>(xp + iy * iw, iw, pitch, rows + iy * pitch);
+      continue;
+    }
     if (c1 > c0)
       std::memcpy(pad + c0 + pl, xp + iy * iw + c0, sizeof(float) * static_cast<size_t>(c1 - c0));
     if (sx == 2)

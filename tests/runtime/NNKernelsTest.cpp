@@ -1325,8 +1325,9 @@ TEST(PoolKernels, ChannelBlocksAreTheBitsOfTheRowwiseLoop) {
 }
 
 /// On AVX-512, 2-D (and 1-D) float max pooling at a column stride of 1 or
-/// 2 on rows of 32 outputs and more, or with windows of 25 taps and more,
-/// runs as two passes (maxPoolSeparable: the rows' maxima over the
+/// 2 on rows of 32 outputs and more (16 for 3-wide windows at stride 2,
+/// whose first pass reads the input rows directly: pads of 0 and 1), or
+/// with windows of 25 taps and more, runs as two passes (maxPoolSeparable: the rows' maxima over the
 /// window's columns, then over its rows): the row-wise loop's bits, NaN
 /// (never taken), -inf and zeros of both signs (the first of equal values
 /// kept) included, and the per-output loop's maxima where no window holds
@@ -1345,7 +1346,9 @@ TEST(PoolKernels, SeparablePassesAreTheBitsOfTheRowwiseLoop) {
                         {{1, 2, 41, 67}, {3, 2}, {3, 1}, {2, 1}, {2, 0, 1, 1}, 1},
                         {{1, 2, 17, 80}, {2, 3}, {1, 2}, {1, 2}, {0, 1, 1, 0}, 1},
                         {{2, 3, 100}, {7}, {2}, {1}, {3, 3}, 0},
-                        {{1, 1, 9, 67}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 2, 2}, 1}};
+                        {{1, 1, 9, 67}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 2, 2}, 1},
+                        {{1, 3, 55, 55}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 0, 0}, 1},
+                        {{1, 2, 33, 40}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0}};
   std::mt19937 rng(31);
   const std::string original = gemmEngineName();
   if (!setGemmEngine("avx512")) {
