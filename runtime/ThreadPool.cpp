@@ -23,7 +23,8 @@
 // finished_ reaches the count: a worker still inside can then take no
 // index, so never calls the task. A job then costs a few cache-line
 // transfers between the cores, not two lock round trips a side (figures:
-// bench/conv_notes.md, "Threads on small planes").
+// bench/conv_notes.md, "Threads on small planes, strided depthwise
+// rows, max pooling").
 //
 // Waiting spins first: a worker polls for the next job for kSpinMicros
 // before it sleeps on the condition variable, and the poster polls for the

@@ -272,8 +272,8 @@ depthwiseStep(int64_t x0, int64_t ow, int64_t iw, int64_t padLeft, int64_t kh,
 /// taps 1 and 2 the even and odd ones; with PL = 0 taps 0 and 1 are the
 /// even and odd ones and tap 2 the even ones shifted, the next split's
 /// first coming in. No load reaches outside the row, and none needs a
-/// check per lane: this ran in about half the time of depthwiseStride2Step
-/// (whose first step, reading column -1, was the checked one).
+/// check per lane (depthwiseStride2Step's first step, reading column -1,
+/// is a checked one).
 template <int V, int PL>
 __attribute__((target("avx512f"))) inline void
 depthwiseStride2Even(int64_t x0, int64_t ow, int64_t iw, int64_t kh, const float *const *rows,
@@ -600,9 +600,8 @@ depthwiseStride1Strips(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64_t
 }
 
 /// The last `left` (< R + 1) rows of a plane from oy as one group, so that
-/// their chains of multiply-adds overlap (one row at a time, a row's nine
-/// dependent multiply-adds each waited on the one before: 14-row planes
-/// ran at half the speed of 16-row ones).
+/// their chains of multiply-adds overlap (one row at a time, each of a
+/// row's nine dependent multiply-adds waits on the one before).
 template <int R, int U, int V, int PL>
 __attribute__((target("avx512f"))) inline void
 narrowTail(int64_t left, int64_t oy, int64_t ow, int64_t ih, int64_t iw, int64_t padTop,

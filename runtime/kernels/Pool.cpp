@@ -203,7 +203,8 @@ bool maxPoolSeparableFits(const Window::Dims3 &g) {
 /// at least 32 outputs (16 for windows 3 wide at a column stride of 2,
 /// whose first pass reads the input rows directly), or windows of at least
 /// 25 taps (which the blocked form visits one by one for every output).
-/// Figures: bench/conv_notes.md ("Max pooling").
+/// Figures: bench/conv_notes.md ("Max pooling as two passes", and the
+/// section of 2026-11-29, second session).
 bool separableBeatsBlocked(const Window::Dims3 &g) {
   const bool direct = g.kernel[2] == 3 && g.strides[2] == 2 && g.dilations[2] == 1 &&
                       (g.padBegin[2] == 0 || g.padBegin[2] == 1);
@@ -222,8 +223,7 @@ __attribute__((target("avx512f"), always_inline)) inline __mmask16 firstLanes(in
 /// column before (PL = 1) or after (PL = 0) a step is shifted in by a lane.
 /// The taps in order, each taken where strictly greater: the same bits.
 /// (The padded copy it replaces was read back right after memcpy wrote it,
-/// and its taps' loop branched per tap: 3.2 -> 1.6 us a 111-wide plane row
-/// pair.)
+/// and its taps' loop branched per tap.)
 /// row[c ...] for 16 lanes, -infinity past iw.
 __attribute__((target("avx512f"))) inline __m512 loadOrNegInf(const float *row, int64_t c,
                                                               int64_t iw) {
