@@ -737,124 +737,95 @@ TEST(ConvKernel, DepthwiseNarrowRowsAreTheSumsOfThePaddedPath) {
   EXPECT_FALSE(depthwiseNarrowFits(32, 36, 2));
 }
 
-/// depthwiseStride1Rows (3x3 at unit strides, rows of any width in strips
-/// of up to four vectors) computes each output as the padded path does:
-/// rows of one to nine vectors and between, left pads of 0 and 1, right
-/// pads of 0 to 2, heights around the groups of rows, bands.
-TEST(ConvKernel, DepthwiseStride1StripsAreTheSumsOfThePaddedPath) {
+/// One plane of a 3x3 depthwise convolution at stride s (both ways), as the
+/// padded path computes it: the taps of the kernel rows inside the plane,
+/// in order, as fused multiply-adds from zero (zeros left and right of the
+/// rows), then the bias, then the clamp when given.
+std::vector<float> depthwise3x3Reference(const std::vector<float> &plane, int64_t ih, int64_t iw,
+                                         const std::vector<float> &w, float bias,
+                                         const StoreClamp *clamp, int64_t oh, int64_t ow,
+                                         int64_t s, int64_t padTop, int64_t padLeft) {
+  std::vector<float> out(static_cast<size_t>(oh * ow));
+  for (int64_t oy = 0; oy < oh; ++oy)
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      float acc = 0.0f;
+      for (int64_t ky = 0; ky < 3; ++ky) {
+        const int64_t iy = s * oy - padTop + ky;
+        if (iy < 0 || iy >= ih)
+          continue; // a row of the padding: left out, as there
+        for (int64_t kx = 0; kx < 3; ++kx) {
+          const int64_t ix = s * ox - padLeft + kx;
+          const float v = ix >= 0 && ix < iw ? plane[static_cast<size_t>(iy * iw + ix)] : 0.0f;
+          acc = std::fma(w[static_cast<size_t>(3 * ky + kx)], v, acc);
+        }
+      }
+      float v = acc + bias;
+      if (clamp) {
+        v = v < clamp->lo ? clamp->lo : v;
+        v = v > clamp->hi ? clamp->hi : v;
+      }
+      out[static_cast<size_t>(oy * ow + ox)] = v;
+    }
+  return out;
+}
+
+/// depthwiseStride1Rows and depthwiseStride2Rows (a band of a 3x3 plane a
+/// call) give the padded path's bits: at unit strides rows of one to nine
+/// vectors and between, in strips of up to four and groups of rows (heights
+/// leaving every remainder of a group), right pads of 0 to 2; at strides
+/// of 2 widths of one to seven vectors and between, inputs that end on the
+/// last tap's column or one before it, top pads of 0 and 1; left pads of 0
+/// and 1, with and without a clamp, each plane in two bands.
+TEST(ConvKernel, DepthwisePlaneBandsAreTheSumsOfThePaddedPath) {
   if (!depthwiseRowsAvailable()) {
     std::vector<float> plane(64), w(9), y(64);
     EXPECT_FALSE(depthwiseStride1Rows(0, 1, 8, 8, 8, 1, 1, plane.data(), w.data(), 0.0f,
+                                      y.data()));
+    EXPECT_FALSE(depthwiseStride2Rows(0, 1, 4, 8, 8, 1, 1, plane.data(), w.data(), 0.0f,
                                       y.data()));
     return;
   }
   std::mt19937 rng(83);
   const StoreClamp clamp{-0.5f, 0.75f};
-  for (int64_t ow : {1, 16, 40, 65, 80, 100, 112, 129, 144})
+  struct Case {
+    int64_t s, oh, ow, ih, iw, padTop, padLeft;
+  };
+  std::vector<Case> cases;
+  for (int64_t ow : {1, 7, 16, 23, 32, 40, 47, 64, 65, 80, 100, 112, 129, 144})
     for (int64_t padLeft : {0, 1})
       for (int64_t padRight : {0, 2})
-        for (int64_t oh : {1, 7, 10}) {
-          const int64_t padTop = 1, iw = ow + 2 - padLeft - padRight, ih = oh;
-          if (iw < 1)
-            continue;
-          std::vector<float> plane = randomFloats(rng, ih * iw), w = randomFloats(rng, 9);
-          const float bias = randomFloats(rng, 1)[0];
-          auto at = [&](int64_t r, int64_t c) {
-            return r >= 0 && r < ih && c >= 0 && c < iw ? plane[static_cast<size_t>(r * iw + c)]
-                                                        : 0.0f;
-          };
-          for (const StoreClamp *cl : {static_cast<const StoreClamp *>(nullptr), &clamp}) {
-            std::vector<float> want(static_cast<size_t>(oh * ow));
-            for (int64_t oy = 0; oy < oh; ++oy)
-              for (int64_t ox = 0; ox < ow; ++ox) {
-                float acc = 0.0f;
-                for (int64_t ky = 0; ky < 3; ++ky) {
-                  const int64_t iy = oy - padTop + ky;
-                  if (iy < 0 || iy >= ih)
-                    continue;
-                  for (int64_t kx = 0; kx < 3; ++kx)
-                    acc = std::fma(w[static_cast<size_t>(3 * ky + kx)],
-                                   at(iy, ox - padLeft + kx), acc);
-                }
-                float v = acc + bias;
-                if (cl) {
-                  v = v < cl->lo ? cl->lo : v;
-                  v = v > cl->hi ? cl->hi : v;
-                }
-                want[static_cast<size_t>(oy * ow + ox)] = v;
-              }
-            const int64_t split = oh / 2;
-            std::vector<float> got(static_cast<size_t>(oh * ow), -7.0f);
-            ASSERT_TRUE(depthwiseStride1Rows(0, split, ow, ih, iw, padTop, padLeft, plane.data(),
-                                             w.data(), bias, got.data(), cl));
-            ASSERT_TRUE(depthwiseStride1Rows(split, oh, ow, ih, iw, padTop, padLeft,
-                                             plane.data(), w.data(), bias,
-                                             got.data() + split * ow, cl));
-            EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
-                << "ow " << ow << " padLeft " << padLeft << " iw " << iw << " oh " << oh
-                << (cl ? " clamped" : "");
-          }
+        for (int64_t oh : {1, 5, 7, 10, 12}) {
+          const int64_t iw = ow + 2 - padLeft - padRight;
+          if (iw >= 1)
+            cases.push_back({1, oh, ow, oh, iw, 1, padLeft});
         }
-}
-
-/// depthwiseStride2Rows (3x3 at strides of 2, one call a band of a plane)
-/// computes each output as the padded path does: the taps of the kernel
-/// rows inside the plane, in order, as fused multiply-adds from zero, then
-/// the bias, then the clamp. Widths of one to seven vectors and between,
-/// left pads of 0 and 1, inputs that end on the last tap's column or one
-/// before it (zero padding on the right), top pads of 0 and 1, bands.
-TEST(ConvKernel, DepthwiseStride2PlanesAreTheSumsOfThePaddedPath) {
-  if (!depthwiseRowsAvailable()) {
-    std::vector<float> plane(64), w(9), y(16);
-    EXPECT_FALSE(depthwiseStride2Rows(0, 1, 4, 8, 8, 1, 1, plane.data(), w.data(), 0.0f,
-                                      y.data()));
-    return;
-  }
-  std::mt19937 rng(79);
-  const StoreClamp clamp{-0.5f, 0.75f};
   for (int64_t ow : {1, 7, 16, 17, 28, 56, 64, 65, 100})
     for (int64_t padLeft : {0, 1})
       for (int64_t rightEdge : {0, 1})
-        for (int64_t padTop : {0, 1}) {
-          const int64_t oh = 6, iw = 2 * ow - padLeft + rightEdge, ih = 2 * oh - padTop;
-          std::vector<float> plane = randomFloats(rng, ih * iw), w = randomFloats(rng, 9);
-          const float bias = randomFloats(rng, 1)[0];
-          auto at = [&](int64_t r, int64_t c) {
-            return r >= 0 && r < ih && c >= 0 && c < iw ? plane[static_cast<size_t>(r * iw + c)]
-                                                        : 0.0f;
-          };
-          for (const StoreClamp *cl : {static_cast<const StoreClamp *>(nullptr), &clamp}) {
-            std::vector<float> want(static_cast<size_t>(oh * ow));
-            for (int64_t oy = 0; oy < oh; ++oy)
-              for (int64_t ox = 0; ox < ow; ++ox) {
-                float acc = 0.0f;
-                for (int64_t ky = 0; ky < 3; ++ky) {
-                  const int64_t iy = 2 * oy - padTop + ky;
-                  if (iy < 0 || iy >= ih)
-                    continue; // a row of the padding: left out, as there
-                  for (int64_t kx = 0; kx < 3; ++kx)
-                    acc = std::fma(w[static_cast<size_t>(3 * ky + kx)],
-                                   at(iy, 2 * ox - padLeft + kx), acc);
-                }
-                float v = acc + bias;
-                if (cl) {
-                  v = v < cl->lo ? cl->lo : v;
-                  v = v > cl->hi ? cl->hi : v;
-                }
-                want[static_cast<size_t>(oy * ow + ox)] = v;
-              }
-            std::vector<float> got(static_cast<size_t>(oh * ow), -7.0f);
-            ASSERT_TRUE(depthwiseStride2Rows(0, 2, ow, ih, iw, padTop, padLeft, plane.data(),
-                                             w.data(), bias, got.data(), cl));
-            ASSERT_TRUE(depthwiseStride2Rows(2, oh, ow, ih, iw, padTop, padLeft, plane.data(),
-                                             w.data(), bias, got.data() + 2 * ow, cl));
-            EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
-                << "ow " << ow << " padLeft " << padLeft << " iw " << iw << " padTop " << padTop
-                << (cl ? " clamped" : "");
-          }
-        }
-  // Left pads of 2 are the row kernel's.
-  std::vector<float> plane(64), w(9), y(16);
+        for (int64_t padTop : {0, 1})
+          cases.push_back({2, 6, ow, 12 - padTop, 2 * ow - padLeft + rightEdge, padTop, padLeft});
+  for (const Case &c : cases) {
+    std::vector<float> plane = randomFloats(rng, c.ih * c.iw), w = randomFloats(rng, 9);
+    const float bias = randomFloats(rng, 1)[0];
+    for (const StoreClamp *cl : {static_cast<const StoreClamp *>(nullptr), &clamp}) {
+      const std::vector<float> want = depthwise3x3Reference(plane, c.ih, c.iw, w, bias, cl, c.oh,
+                                                            c.ow, c.s, c.padTop, c.padLeft);
+      auto rows = c.s == 1 ? depthwiseStride1Rows : depthwiseStride2Rows;
+      const int64_t split = c.oh / 2;
+      std::vector<float> got(want.size(), -7.0f);
+      ASSERT_TRUE(rows(0, split, c.ow, c.ih, c.iw, c.padTop, c.padLeft, plane.data(), w.data(),
+                       bias, got.data(), cl));
+      ASSERT_TRUE(rows(split, c.oh, c.ow, c.ih, c.iw, c.padTop, c.padLeft, plane.data(),
+                       w.data(), bias, got.data() + split * c.ow, cl));
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+          << "stride " << c.s << " ow " << c.ow << " padLeft " << c.padLeft << " iw " << c.iw
+          << " oh " << c.oh << " padTop " << c.padTop << (cl ? " clamped" : "");
+    }
+  }
+  // Left pads of 2 are the row kernels'.
+  std::vector<float> plane(64), w(9), y(64);
+  EXPECT_FALSE(
+      depthwiseStride1Rows(0, 1, 8, 8, 8, 1, 2, plane.data(), w.data(), 0.0f, y.data()));
   EXPECT_FALSE(
       depthwiseStride2Rows(0, 1, 4, 8, 8, 1, 2, plane.data(), w.data(), 0.0f, y.data()));
 }
