@@ -43,6 +43,11 @@ constexpr int64_t kMinBandRows = 4;
 constexpr int64_t kMinBandOutputs = 512;
 
 
+/// Fewest outputs a row of a 5x5 plane in strips (depthwiseStride1Rows5):
+/// narrower rows leave too much of a vector empty, and run faster in
+/// channel blocks.
+constexpr int64_t kStrips5MinWidth = 14;
+
 /// Fewest outputs of a unit-stride row read straight from the input
 /// (narrower rows cost less fused into padded planes).
 constexpr int64_t kFromInputWidth = 80;
@@ -79,8 +84,16 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   // are independent and contiguous, so each thread streams its own.
   const int64_t work = N * Cin * Mg * outS * taps;
   const bool split = N * Cin * oh > 1 && depthwiseWorthSplitting(work);
+  // 5x5 planes at unit strides from kStrips5MinWidth outputs a row run in
+  // strips read straight from the input (depthwiseStride1Rows5), not in
+  // channel blocks, whose transposes in and out cost a third of them.
+  const bool strips5 = std::is_same_v<C, float> && g.in[0] == 1 && g.kernel[0] == 1 &&
+                       g.kernel[1] == 5 && g.kernel[2] == 5 && g.strides[1] == 1 &&
+                       g.strides[2] == 1 && g.dilations[1] == 1 && g.dilations[2] == 1 &&
+                       g.padBegin[2] >= 0 && g.padBegin[2] <= 2 && ow >= kStrips5MinWidth &&
+                       depthwiseRowsAvailable();
   if constexpr (std::is_same_v<C, float>)
-    if (depthwiseBlockedFits(g, Cin, M, group))
+    if (!strips5 && depthwiseBlockedFits(g, Cin, M, group))
       return depthwiseBlocked(x, w, bias, y, N, Cin, g, epilogue, split);
   const int64_t rowStep = g.strides[1] * p.rowPitch;
   const int64_t halo = p.rows - (oh - 1) * g.strides[1]; // padded rows one output row reads
@@ -149,7 +162,10 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
       const float *plane = x + (n * Cin + ci) * inS;
       for (int64_t m = ci * Mg; m < (ci + 1) * Mg; ++m) {
         C *yo = y + (n * M + m) * outS + oy0 * ow;
-        if (strips)
+        if (strips5)
+          depthwiseStride1Rows5(oy0, oy1, ow, g.in[1], g.in[2], g.padBegin[1], g.padBegin[2],
+                                plane, w + m * taps, bias ? bias[m] : 0.0f, yo, clamp);
+        else if (strips)
           depthwiseStride1Rows(oy0, oy1, ow, g.in[1], g.in[2], g.padBegin[1], g.padBegin[2],
                                plane, w + m * taps, bias ? bias[m] : 0.0f, yo, clamp);
         else
@@ -162,7 +178,7 @@ void depthwisePadded(const C *x, const C *w, const C *bias, C *y, int64_t N, int
   };
   // Output rows [oy0, oy1) of the outputs of input plane (n, ci).
   auto rows = [&](int64_t n, int64_t ci, int64_t oy0, int64_t oy1) {
-    if (narrow || strips)
+    if (narrow || strips || strips5)
       return fromNarrow(n, ci, oy0, oy1);
     if (stride2 || stride1)
       return fromInput(n, ci, oy0, oy1);

@@ -613,6 +613,131 @@ narrowTail(int64_t left, int64_t oy, int64_t ow, int64_t ih, int64_t iw, int64_t
   }
 }
 
+/// Kernel column KX of input row i of a 5x5 group (depthwise5StripGroup):
+/// its taps, R shifted by KX - PL lanes, times kernel row i - r's weight,
+/// added to each output row r the input row feeds.
+template <int KX, int V, int RB, int PL>
+__attribute__((target("avx512f"), always_inline)) inline void
+add5Column(const __m512 *R, int i, const float *w, __m512 (&acc)[RB][V]) {
+  __m512 t[V];
+#pragma GCC unroll 4
+  for (int v = 0; v < V; ++v)
+    t[v] = narrowTap<KX - PL>(R, v);
+#pragma GCC unroll 8
+  for (int r = 0; r < RB; ++r) {
+    const int ky = i - r;
+    if (ky < 0 || ky > 4)
+      continue;
+    const __m512 wk = _mm512_set1_ps(w[5 * ky + KX]);
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v)
+      acc[r][v] = _mm512_fmadd_ps(wk, t[v], acc[r][v]);
+  }
+}
+
+/// RB output rows from oy on, output columns [x0, x0 + 16 V) (stored up to
+/// ow), of a 5x5 depthwise convolution at unit strides (PL columns of left
+/// padding, 0 to 2): depthwiseStripGroup's scheme for five taps a row.
+/// Each input vector is loaded once for the RB rows; for each kernel
+/// column its taps (R shifted by kx - PL lanes) are added to every output
+/// row the input row feeds, so each output's taps are summed in kernel-row
+/// order, then column order, from zero, as multiTapRow sums them over a
+/// padded copy.
+template <int V, int RB, int PL>
+__attribute__((target("avx512f"))) void
+depthwise5StripGroup(int64_t oy, int64_t x0, int64_t ow, int64_t ih, int64_t iw, int64_t padTop,
+                     const float *plane, const float *w, __m512 bias, const StoreClamp *clamp,
+                     float *y) {
+  __m512 acc[RB][V];
+#pragma GCC unroll 8
+  for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v)
+      acc[r][v] = _mm512_setzero_ps();
+#pragma GCC unroll 12
+  for (int i = 0; i < RB + 4; ++i) {
+    const int64_t iy = oy - padTop + i;
+    if (iy < 0 || iy >= ih)
+      continue;
+    const float *row = plane + iy * iw;
+    __m512 R[V + 2];
+#pragma GCC unroll 6
+    for (int u = 0; u < V + 2; ++u) {
+      const int64_t c = x0 - 16 + 16 * u;
+      if (c >= 0 && c + 16 <= iw)
+        R[u] = _mm512_loadu_ps(row + c);
+      else if (c >= 0 && c < iw)
+        R[u] = _mm512_maskz_loadu_ps(simd::firstLanes(iw - c), row + c);
+      else
+        R[u] = _mm512_setzero_ps();
+    }
+    add5Column<0, V, RB, PL>(R, i, w, acc);
+    add5Column<1, V, RB, PL>(R, i, w, acc);
+    add5Column<2, V, RB, PL>(R, i, w, acc);
+    add5Column<3, V, RB, PL>(R, i, w, acc);
+    add5Column<4, V, RB, PL>(R, i, w, acc);
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < RB; ++r)
+    storeDepthwiseSums<V>(acc[r], bias, clamp, x0, ow, y + r * ow);
+}
+
+/// The last `left` (< R + 1) rows of a 5x5 strip from oy as one group.
+template <int R, int V, int PL>
+__attribute__((target("avx512f"))) inline void
+strip5Tail(int64_t left, int64_t oy, int64_t x0, int64_t ow, int64_t ih, int64_t iw,
+           int64_t padTop, const float *plane, const float *w, __m512 bias,
+           const StoreClamp *clamp, float *y) {
+  if constexpr (R >= 1) {
+    if (left == R)
+      return depthwise5StripGroup<V, R, PL>(oy, x0, ow, ih, iw, padTop, plane, w, bias, clamp, y);
+    strip5Tail<R - 1, V, PL>(left, oy, x0, ow, ih, iw, padTop, plane, w, bias, clamp, y);
+  }
+}
+
+/// Output rows [oy0, oy1) (y: row oy0's first output) of one 5x5 strip of
+/// V vectors from x0: groups of rows (about 8 sums at once), then the rows
+/// left as one group.
+template <int V, int PL>
+__attribute__((target("avx512f"))) void
+depthwise5StripRows(int64_t oy0, int64_t oy1, int64_t x0, int64_t ow, int64_t ih, int64_t iw,
+                    int64_t padTop, const float *plane, const float *w, __m512 bias,
+                    const StoreClamp *clamp, float *y) {
+  constexpr int RB = V == 1 ? 8 : V == 2 ? 4 : 3;
+  int64_t oy = oy0;
+  for (; oy + RB <= oy1; oy += RB, y += RB * ow)
+    depthwise5StripGroup<V, RB, PL>(oy, x0, ow, ih, iw, padTop, plane, w, bias, clamp, y);
+  strip5Tail<RB - 1, V, PL>(oy1 - oy, oy, x0, ow, ih, iw, padTop, plane, w, bias, clamp, y);
+}
+
+/// depthwiseStride1Rows5: strips of up to four vectors (the last of those
+/// left).
+template <int PL>
+__attribute__((target("avx512f"))) void
+depthwise5Strips(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64_t iw, int64_t padTop,
+                 const float *plane, const float *w, float bias, float *y,
+                 const StoreClamp *clamp) {
+  const __m512 bv = _mm512_set1_ps(bias);
+  for (int64_t x0 = 0; x0 < ow;) {
+    const int64_t v = std::min<int64_t>(4, (ow - x0 + 15) / 16);
+    switch (v) {
+    case 1:
+      depthwise5StripRows<1, PL>(oy0, oy1, x0, ow, ih, iw, padTop, plane, w, bv, clamp, y);
+      break;
+    case 2:
+      depthwise5StripRows<2, PL>(oy0, oy1, x0, ow, ih, iw, padTop, plane, w, bv, clamp, y);
+      break;
+    case 3:
+      depthwise5StripRows<3, PL>(oy0, oy1, x0, ow, ih, iw, padTop, plane, w, bv, clamp, y);
+      break;
+    default:
+      depthwise5StripRows<4, PL>(oy0, oy1, x0, ow, ih, iw, padTop, plane, w, bv, clamp, y);
+      break;
+    }
+    x0 += 16 * v;
+  }
+}
+
 /// depthwiseNarrowRows for U input and V output vectors a row: groups of
 /// RB rows (about 8 sums at once), then the rows left as one group.
 template <int U, int V, int PL>
@@ -742,6 +867,25 @@ bool depthwiseStride1Rows(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int6
     padLeft == 1
         ? depthwiseStride1Strips<1>(oy0, oy1, ow, ih, iw, padTop, plane, w, bias, y, clamp)
         : depthwiseStride1Strips<0>(oy0, oy1, ow, ih, iw, padTop, plane, w, bias, y, clamp);
+    return true;
+  }
+#endif
+  (void)oy0, (void)oy1, (void)ow, (void)ih, (void)iw, (void)padTop, (void)padLeft, (void)plane,
+      (void)w, (void)bias, (void)y, (void)clamp;
+  return false;
+}
+
+bool depthwiseStride1Rows5(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64_t iw,
+                           int64_t padTop, int64_t padLeft, const float *plane, const float *w,
+                           float bias, float *y, const StoreClamp *clamp) {
+#ifdef ONNXSLIM_ISA_X86
+  if (currentIsa().load() == Isa::Avx512 && padLeft >= 0 && padLeft <= 2) {
+    if (padLeft == 2)
+      depthwise5Strips<2>(oy0, oy1, ow, ih, iw, padTop, plane, w, bias, y, clamp);
+    else if (padLeft == 1)
+      depthwise5Strips<1>(oy0, oy1, ow, ih, iw, padTop, plane, w, bias, y, clamp);
+    else
+      depthwise5Strips<0>(oy0, oy1, ow, ih, iw, padTop, plane, w, bias, y, clamp);
     return true;
   }
 #endif

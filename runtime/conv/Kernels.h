@@ -100,6 +100,15 @@ bool depthwiseStride1Rows(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int6
                           int64_t padTop, int64_t padLeft, const float *plane, const float *w,
                           float bias, float *y, const StoreClamp *clamp = nullptr);
 
+/// depthwiseStride1Rows for a 5x5 kernel (w[5 ky + kx]; input rows oy -
+/// padTop + ky, columns ox - padLeft + kx): the same sums, in the same
+/// strips and groups of rows. Result: false, with nothing written, when the
+/// active engine has no such kernel (it is AVX-512's) or padLeft is not 0
+/// to 2.
+bool depthwiseStride1Rows5(int64_t oy0, int64_t oy1, int64_t ow, int64_t ih, int64_t iw,
+                           int64_t padTop, int64_t padLeft, const float *plane, const float *w,
+                           float bias, float *y, const StoreClamp *clamp = nullptr);
+
 /// Whether depthwiseNarrowRows takes rows of ow outputs from input rows of
 /// iw with padLeft columns of padding: on AVX-512, up to 64 outputs and 80
 /// inputs a row, padLeft 0 or 1.

@@ -737,26 +737,26 @@ TEST(ConvKernel, DepthwiseNarrowRowsAreTheSumsOfThePaddedPath) {
   EXPECT_FALSE(depthwiseNarrowFits(32, 36, 2));
 }
 
-/// One plane of a 3x3 depthwise convolution at stride s (both ways), as the
-/// padded path computes it: the taps of the kernel rows inside the plane,
-/// in order, as fused multiply-adds from zero (zeros left and right of the
-/// rows), then the bias, then the clamp when given.
-std::vector<float> depthwise3x3Reference(const std::vector<float> &plane, int64_t ih, int64_t iw,
-                                         const std::vector<float> &w, float bias,
-                                         const StoreClamp *clamp, int64_t oh, int64_t ow,
-                                         int64_t s, int64_t padTop, int64_t padLeft) {
+/// One plane of a k x k depthwise convolution at stride s (both ways), as
+/// the padded path computes it: the taps of the kernel rows inside the
+/// plane, in order, as fused multiply-adds from zero (zeros left and right
+/// of the rows), then the bias, then the clamp when given.
+std::vector<float> depthwiseReference(int64_t k, const std::vector<float> &plane, int64_t ih,
+                                      int64_t iw, const std::vector<float> &w, float bias,
+                                      const StoreClamp *clamp, int64_t oh, int64_t ow, int64_t s,
+                                      int64_t padTop, int64_t padLeft) {
   std::vector<float> out(static_cast<size_t>(oh * ow));
   for (int64_t oy = 0; oy < oh; ++oy)
     for (int64_t ox = 0; ox < ow; ++ox) {
       float acc = 0.0f;
-      for (int64_t ky = 0; ky < 3; ++ky) {
+      for (int64_t ky = 0; ky < k; ++ky) {
         const int64_t iy = s * oy - padTop + ky;
         if (iy < 0 || iy >= ih)
           continue; // a row of the padding: left out, as there
-        for (int64_t kx = 0; kx < 3; ++kx) {
+        for (int64_t kx = 0; kx < k; ++kx) {
           const int64_t ix = s * ox - padLeft + kx;
           const float v = ix >= 0 && ix < iw ? plane[static_cast<size_t>(iy * iw + ix)] : 0.0f;
-          acc = std::fma(w[static_cast<size_t>(3 * ky + kx)], v, acc);
+          acc = std::fma(w[static_cast<size_t>(k * ky + kx)], v, acc);
         }
       }
       float v = acc + bias;
@@ -769,13 +769,14 @@ std::vector<float> depthwise3x3Reference(const std::vector<float> &plane, int64_
   return out;
 }
 
-/// depthwiseStride1Rows and depthwiseStride2Rows (a band of a 3x3 plane a
-/// call) give the padded path's bits: at unit strides rows of one to nine
-/// vectors and between, in strips of up to four and groups of rows (heights
-/// leaving every remainder of a group), right pads of 0 to 2; at strides
-/// of 2 widths of one to seven vectors and between, inputs that end on the
-/// last tap's column or one before it, top pads of 0 and 1; left pads of 0
-/// and 1, with and without a clamp, each plane in two bands.
+/// depthwiseStride1Rows, depthwiseStride1Rows5 and depthwiseStride2Rows (a
+/// band of a 3x3 or 5x5 plane a call) give the padded path's bits: at unit
+/// strides rows of one to nine vectors and between, in strips of up to four
+/// and groups of rows (heights leaving every remainder of a group), right
+/// pads of 0 to 2 (3x3) and 0 to 4 (5x5); at strides of 2 widths of one to
+/// seven vectors and between, inputs that end on the last tap's column or
+/// one before it, top pads of 0 and 1; left pads of 0 and 1 (0 to 2 for
+/// 5x5), with and without a clamp, each plane in two bands.
 TEST(ConvKernel, DepthwisePlaneBandsAreTheSumsOfThePaddedPath) {
   if (!depthwiseRowsAvailable()) {
     std::vector<float> plane(64), w(9), y(64);
@@ -783,12 +784,15 @@ TEST(ConvKernel, DepthwisePlaneBandsAreTheSumsOfThePaddedPath) {
                                       y.data()));
     EXPECT_FALSE(depthwiseStride2Rows(0, 1, 4, 8, 8, 1, 1, plane.data(), w.data(), 0.0f,
                                       y.data()));
+    std::vector<float> w5(25);
+    EXPECT_FALSE(depthwiseStride1Rows5(0, 1, 8, 8, 8, 2, 2, plane.data(), w5.data(), 0.0f,
+                                       y.data()));
     return;
   }
   std::mt19937 rng(83);
   const StoreClamp clamp{-0.5f, 0.75f};
   struct Case {
-    int64_t s, oh, ow, ih, iw, padTop, padLeft;
+    int64_t k, s, oh, ow, ih, iw, padTop, padLeft;
   };
   std::vector<Case> cases;
   for (int64_t ow : {1, 7, 16, 23, 32, 40, 47, 64, 65, 80, 100, 112, 129, 144})
@@ -797,20 +801,31 @@ TEST(ConvKernel, DepthwisePlaneBandsAreTheSumsOfThePaddedPath) {
         for (int64_t oh : {1, 5, 7, 10, 12}) {
           const int64_t iw = ow + 2 - padLeft - padRight;
           if (iw >= 1)
-            cases.push_back({1, oh, ow, oh, iw, 1, padLeft});
+            cases.push_back({3, 1, oh, ow, oh, iw, 1, padLeft});
+        }
+  for (int64_t ow : {1, 14, 16, 28, 33, 56, 64, 70, 112})
+    for (int64_t padLeft : {0, 1, 2})
+      for (int64_t padRight : {0, 4})
+        for (int64_t oh : {1, 5, 9, 14}) {
+          const int64_t iw = ow + 4 - padLeft - padRight;
+          if (iw >= 1)
+            cases.push_back({5, 1, oh, ow, oh, iw, 2, padLeft});
         }
   for (int64_t ow : {1, 7, 16, 17, 28, 56, 64, 65, 100})
     for (int64_t padLeft : {0, 1})
       for (int64_t rightEdge : {0, 1})
         for (int64_t padTop : {0, 1})
-          cases.push_back({2, 6, ow, 12 - padTop, 2 * ow - padLeft + rightEdge, padTop, padLeft});
+          cases.push_back(
+              {3, 2, 6, ow, 12 - padTop, 2 * ow - padLeft + rightEdge, padTop, padLeft});
   for (const Case &c : cases) {
-    std::vector<float> plane = randomFloats(rng, c.ih * c.iw), w = randomFloats(rng, 9);
+    std::vector<float> plane = randomFloats(rng, c.ih * c.iw), w = randomFloats(rng, c.k * c.k);
     const float bias = randomFloats(rng, 1)[0];
     for (const StoreClamp *cl : {static_cast<const StoreClamp *>(nullptr), &clamp}) {
-      const std::vector<float> want = depthwise3x3Reference(plane, c.ih, c.iw, w, bias, cl, c.oh,
-                                                            c.ow, c.s, c.padTop, c.padLeft);
-      auto rows = c.s == 1 ? depthwiseStride1Rows : depthwiseStride2Rows;
+      const std::vector<float> want = depthwiseReference(c.k, plane, c.ih, c.iw, w, bias, cl,
+                                                         c.oh, c.ow, c.s, c.padTop, c.padLeft);
+      auto rows = c.k == 5 ? depthwiseStride1Rows5
+                  : c.s == 1 ? depthwiseStride1Rows
+                             : depthwiseStride2Rows;
       const int64_t split = c.oh / 2;
       std::vector<float> got(want.size(), -7.0f);
       ASSERT_TRUE(rows(0, split, c.ow, c.ih, c.iw, c.padTop, c.padLeft, plane.data(), w.data(),
@@ -818,16 +833,19 @@ TEST(ConvKernel, DepthwisePlaneBandsAreTheSumsOfThePaddedPath) {
       ASSERT_TRUE(rows(split, c.oh, c.ow, c.ih, c.iw, c.padTop, c.padLeft, plane.data(),
                        w.data(), bias, got.data() + split * c.ow, cl));
       EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
-          << "stride " << c.s << " ow " << c.ow << " padLeft " << c.padLeft << " iw " << c.iw
+          << c.k << "x" << c.k << " stride " << c.s << " ow " << c.ow << " padLeft " << c.padLeft << " iw " << c.iw
           << " oh " << c.oh << " padTop " << c.padTop << (cl ? " clamped" : "");
     }
   }
-  // Left pads of 2 are the row kernels'.
+  // Left pads of 2 (3x3) and 3 (5x5) are the row kernels'.
   std::vector<float> plane(64), w(9), y(64);
   EXPECT_FALSE(
       depthwiseStride1Rows(0, 1, 8, 8, 8, 1, 2, plane.data(), w.data(), 0.0f, y.data()));
   EXPECT_FALSE(
       depthwiseStride2Rows(0, 1, 4, 8, 8, 1, 2, plane.data(), w.data(), 0.0f, y.data()));
+  std::vector<float> w5(25);
+  EXPECT_FALSE(
+      depthwiseStride1Rows5(0, 1, 8, 8, 8, 2, 3, plane.data(), w5.data(), 0.0f, y.data()));
 }
 
 /// Depthwise convolutions with narrow output rows and no 3x3 row kernel run
