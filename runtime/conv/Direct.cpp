@@ -8,7 +8,7 @@
 //    thread that multiplies them (so they are still in its L2);
 //  - pointwiseDirect: float 1x1 convolution over the input planes
 //    themselves (row c of B is plane c), when it reduces channels or has
-//    few inputs.
+//    few inputs; on threads, reductions on small planes by parts of K.
 // Their filters are packed once into the engine's row panels, and kept
 // packed in the node's state for a constant W (PackedFilters).
 //
@@ -49,6 +49,84 @@ const float *directFilters(const float *w, int64_t group, int64_t Mg, int64_t ro
   for (int64_t gi = 0; gi < group; ++gi)
     packDirectFilters(Mg, rows, w + gi * Mg * rows, rows, packed + gi * size);
   return packed;
+}
+
+/// Parts of K a pointwise product sums separately (DirectSlices::count),
+/// from its shape alone, so that its bits do not depend on the thread
+/// count: two for a product worth splitting that reduces channels at
+/// least twofold on a plane split by channels (kChannelSplitPlane), one
+/// otherwise. Its producer (a depthwise convolution, an expansion, an
+/// elementwise op) split by channels left each half of the input on one
+/// core; a thread that multiplies by all of it reads the other half across
+/// the cores, and the other core's next write to those lines waits for
+/// them to be taken back from this core's caches. By parts, each thread
+/// reads the input its core wrote.
+int64_t pointwiseKParts(int64_t Mg, int64_t Cg, int64_t planeSize) {
+  const bool reduces = 2 * Mg <= Cg && Mg * Cg * planeSize >= kParallelMinMultiplyAdds;
+  return planeSize < kChannelSplitPlane && reduces ? 2 : 1;
+}
+
+/// pointwiseDirect of one group by parts of K, on the threads: task
+/// (part, piece) sums its part's input channels for a range of whole
+/// column tiles (pieces of the plane when there are more threads than
+/// parts), part 0 into y and the others into partial planes; then each
+/// thread adds up a range of output channels, in part order, with the
+/// bias, and applies the epilogue. The sums are those of one
+/// convProductDirect call over all parts (DirectSlices).
+void pointwiseDirectByParts(const float *x, const float *filters, const float *bias, float *y,
+                            int64_t N, int64_t Cg, int64_t M, int64_t planeSize, int64_t parts,
+                            const Epilogue<float> &epilogue) {
+  const int64_t tile = directColumnTile(), tiles = planeSize / tile;
+  // A part per slice of K (convProductDirect's cut: kDirectSlice may make
+  // more than asked).
+  parts = directSliceCount(Cg, parts);
+  const int64_t sliceK = (Cg + parts - 1) / parts;
+  const int64_t pieces = std::clamp<int64_t>(threadCount() / parts, 1, std::max<int64_t>(1, tiles));
+  std::vector<int64_t> offsets(static_cast<size_t>(Cg)), blockOffsets(static_cast<size_t>(Cg));
+  for (int64_t c = 0; c < Cg; ++c) {
+    offsets[static_cast<size_t>(c)] = c * planeSize;
+    blockOffsets[static_cast<size_t>(c)] = (c - c / sliceK * sliceK) * tile;
+  }
+  const int64_t outSize = M * planeSize;
+  float *partials = scratch<float, 21>(N * (parts - 1) * outSize);
+  parallelFor(N * parts * pieces, [&](int64_t k) {
+    const int64_t n = k / (parts * pieces), part = k / pieces % parts, t = k % pieces;
+    const int64_t j0 = tiles * t / pieces * tile, j1 = tiles * (t + 1) / pieces * tile;
+    const int64_t c0 = std::min(Cg, part * sliceK), c1 = std::min(Cg, c0 + sliceK);
+    const DirectSlices range{parts, part, part + 1};
+    const float *xn = x + n * Cg * planeSize;
+    float *dst = part == 0 ? y + n * outSize : partials + (n * (parts - 1) + part - 1) * outSize;
+    if (j1 > j0)
+      convProductDirect(M, Cg, filters, xn + j0, offsets.data(), 1, j1 - j0, j1 - j0, dst + j0,
+                        planeSize, nullptr, nullptr, 0, -1, range);
+    // The columns short of a tile, the last piece's: the part's channels
+    // copied into a tile-wide block.
+    const int64_t end = t + 1 == pieces ? planeSize : j1;
+    if (end > j1 && c1 > c0) {
+      float *block = scratch<float, 5>((c1 - c0) * tile);
+      for (int64_t c = c0; c < c1; ++c) {
+        float *row = block + (c - c0) * tile;
+        std::memcpy(row, xn + c * planeSize + j1, static_cast<size_t>(end - j1) * sizeof(float));
+        std::fill(row + (end - j1), row + tile, 0.0f);
+      }
+      convProductDirect(M, Cg, filters, block, blockOffsets.data(), 1, tile, end - j1, dst + j1,
+                        planeSize, nullptr, nullptr, 0, -1, range);
+    }
+  });
+  const int64_t chunks = std::min<int64_t>(N * M, threadCount());
+  parallelFor(chunks, [&](int64_t t) {
+    for (int64_t r = N * M * t / chunks; r < N * M * (t + 1) / chunks; ++r) {
+      const int64_t n = r / M, m = r % M;
+      float *d = y + r * planeSize;
+      for (int64_t part = 1; part < parts; ++part)
+        addFloats(d, partials + (n * (parts - 1) + part - 1) * outSize + m * planeSize, planeSize);
+      if (bias)
+        for (int64_t j = 0; j < planeSize; ++j)
+          d[j] = d[j] + bias[m];
+      if (epilogue.on())
+        epilogue(d, planeSize);
+    }
+  });
 }
 
 } // namespace
@@ -150,6 +228,9 @@ bool pointwiseIsDirect(int64_t M, int64_t K, int64_t planeSize) {
 /// columns whatever the thread count, and no column's result depends on its
 /// task. (Through the GEMM instead, every call packed all the filters again
 /// for a few columns: on 7x7 planes that cost as much as the product.)
+/// Reductions of channels on small planes sum K in parts
+/// (pointwiseKParts), on threads each part on its own
+/// (pointwiseDirectByParts).
 void pointwiseDirect(const float *x, const float *w, const float *bias, float *y, int64_t N,
                      int64_t Cin, int64_t M, int64_t group, int64_t planeSize,
                      const Epilogue<float> &epilogue, PackedFilters *kept) {
@@ -157,12 +238,17 @@ void pointwiseDirect(const float *x, const float *w, const float *bias, float *y
   const int64_t panels = directPanels(Mg);
   const int64_t tiles = planeSize / tile, filterSize = directFilterElements(Mg, Cg);
   const float *filters = directFilters(w, group, Mg, Cg, kept);
+  const bool split = worthSplitting(N * M * Cg * planeSize, N * (Cin + M) * planeSize);
+  const int64_t parts = pointwiseKParts(Mg, Cg, planeSize);
+  if (split && parts > 1 && group == 1) {
+    pointwiseDirectByParts(x, filters, bias, y, N, Cg, M, planeSize, parts, epilogue);
+    return;
+  }
   std::vector<int64_t> offsets(static_cast<size_t>(Cg)), blockOffsets(static_cast<size_t>(Cg));
   for (int64_t c = 0; c < Cg; ++c) {
     offsets[static_cast<size_t>(c)] = c * planeSize;
     blockOffsets[static_cast<size_t>(c)] = c * tile;
   }
-  const bool split = worthSplitting(N * M * Cg * planeSize, N * (Cin + M) * planeSize);
   int64_t pieces = std::max<int64_t>(1, tiles * tile / kMinChunkColumns), blocks = 1;
   if (split) {
     pieces = std::max<int64_t>(pieces, 4 * threadCount());
@@ -200,7 +286,8 @@ void pointwiseDirect(const float *x, const float *w, const float *bias, float *y
     if (j1 > j0)
       convProductDirect(Mg, Cg, filters + gi * filterSize, xg + j0, offsets.data(), 1, j1 - j0,
                         j1 - j0, y + (n * M + gi * Mg) * planeSize + j0, planeSize,
-                        bias ? bias + gi * Mg : nullptr, clampInProduct ? &sc : nullptr, p0, p1);
+                        bias ? bias + gi * Mg : nullptr, clampInProduct ? &sc : nullptr, p0, p1,
+                        DirectSlices{parts});
     // The columns short of a tile: the last piece's.
     const int64_t end = t + 1 == pieces ? planeSize : j1;
     if (end > j1) {
@@ -211,7 +298,8 @@ void pointwiseDirect(const float *x, const float *w, const float *bias, float *y
       }
       convProductDirect(Mg, Cg, filters + gi * filterSize, block, blockOffsets.data(), 1, tile,
                         end - j1, y + (n * M + gi * Mg) * planeSize + j1, planeSize,
-                        bias ? bias + gi * Mg : nullptr, clampInProduct ? &sc : nullptr, p0, p1);
+                        bias ? bias + gi * Mg : nullptr, clampInProduct ? &sc : nullptr, p0, p1,
+                        DirectSlices{parts});
     }
     if (epilogue.addend)
       for (int64_t m = 0; m < m1 - m0; ++m)

@@ -260,6 +260,10 @@ constexpr int64_t kDirectSlice = 2048;
 
 int64_t directColumnTile() { return directEngine().NR; }
 
+int64_t directSliceCount(int64_t K, int64_t count) {
+  return std::max((K + kDirectSlice - 1) / kDirectSlice, count);
+}
+
 int64_t directPanels(int64_t M) {
   const int64_t MR = directEngine().MR;
   return (M + MR - 1) / MR;
@@ -282,7 +286,7 @@ void packDirectFilters(int64_t M, int64_t K, const float *A, int64_t lda, float 
 void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B,
                        const int64_t *offsets, int64_t rows, int64_t pitch, int64_t width,
                        float *C, int64_t ldc, const float *rowBias, const StoreClamp *clamp,
-                       int64_t panelBegin, int64_t panelEnd) {
+                       int64_t panelBegin, int64_t panelEnd, DirectSlices range) {
   if (M <= 0 || K <= 0 || rows <= 0 || width <= 0)
     return;
   const DirectEngine e = directEngine();
@@ -312,8 +316,14 @@ void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B
   const int64_t halves = rows * rowHalves;
   const int64_t tiles = byHalves ? (halves + 1) / 2 : (columns + NR - 1) / NR;
   // K in balanced slices of at most kDirectSlice: an A panel's slice and
-  // the block's B runs for it stay in L2.
-  const int64_t slices = (K + kDirectSlice - 1) / kDirectSlice, KC = (K + slices - 1) / slices;
+  // the block's B runs for it stay in L2. At least as many as the caller
+  // asks, of which the call sums [kBegin, kEnd).
+  const int64_t slices = directSliceCount(K, range.count);
+  const int64_t KC = (K + slices - 1) / slices;
+  const int64_t kBegin = std::min(K, range.begin * KC);
+  const int64_t kEnd = range.end < 0 ? K : std::min(K, range.end * KC);
+  if (kBegin >= kEnd)
+    return;
   // Columns per block: up to kDirectTileBlock tiles, fewer for tall M.
   const int64_t blockTiles =
       std::clamp<int64_t>(kDirectBlockElements / (panels * MR * NR), 1, kDirectTileBlock);
@@ -349,8 +359,8 @@ void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B
   // wherever its tile falls.
   for (int64_t tb = 0; tb < tiles; tb += blockTiles) {
     const int64_t te = std::min(tiles, tb + blockTiles);
-    for (int64_t pc = 0; pc < K; pc += KC) {
-      const int64_t kc = std::min(KC, K - pc);
+    for (int64_t pc = kBegin; pc < kEnd; pc += KC) {
+      const int64_t kc = std::min(KC, kEnd - pc);
       const bool last = pc + kc == K;
       for (int64_t p = panelBegin; p < panelEnd; ++p) {
         const int64_t m0 = panelStart(p), panelRows = panelStart(p + 1) - m0;
@@ -360,7 +370,7 @@ void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B
           float *dst = pl.aside ? block.data() + (p - panelBegin) * MR * ldd + (t - tb) * NR
                                 : C + m0 * ldc + pl.output;
           e.kernel(kc, packed + p * MR * K + pc * MR, B + pl.column, pl.bStep, offsets + pc,
-                   pc > 0, bias, last ? clamp : nullptr, dst, pl.outStep, pl.aside ? ldd : ldc,
+                   pc > kBegin, bias, last ? clamp : nullptr, dst, pl.outStep, pl.aside ? ldd : ldc,
                    panelRows, pl.n0, pl.n1);
         }
       }

@@ -138,6 +138,23 @@ int64_t directFilterElements(int64_t M, int64_t K);
 /// into `packed` (directFilterElements(M, K) elements, 64-byte aligned).
 void packDirectFilters(int64_t M, int64_t K, const float *A, int64_t lda, float *packed);
 
+/// Which slices of K a convProductDirect call sums. K is cut into at
+/// least `count` balanced slices (directSliceCount); the call
+/// writes the sum of slices [begin, end) (to the last when end < 0), the
+/// bias and clamp applied only when that range ends with K's last slice.
+/// An output's bits depend on the count, never on how the range is cut:
+/// a caller that sums two ranges itself (fl(fl(first + second) + bias))
+/// gets the bits of one call over all slices.
+struct DirectSlices {
+  int64_t count = 1;
+  int64_t begin = 0, end = -1;
+};
+
+/// How many slices convProductDirect cuts K into when asked for at least
+/// `count` (DirectSlices); slice s is k in [s * KC, (s + 1) * KC) with KC =
+/// K / slices rounded up.
+int64_t directSliceCount(int64_t K, int64_t count);
+
 /// The product of a convolution read straight from zero-padded input
 /// planes, with no column matrix ("implicit GEMM"). Row k of the
 /// virtual K x columns matrix B is the run B + offsets[k]; output (oy, ox),
@@ -154,12 +171,14 @@ void packDirectFilters(int64_t M, int64_t K, const float *A, int64_t lda, float 
 /// offsets[k] + rows * pitch when width is a multiple of
 /// directColumnTile() / 2. Only the rows of panels [panelBegin, panelEnd)
 /// are computed (all of them when panelEnd < 0); C and rowBias stay those
-/// of row 0. Runs on the calling thread. Float only: the kernels of the
-/// active engine's family.
+/// of row 0. `slices`: which part of the sum over k (DirectSlices). Runs on
+/// the calling thread. Float only: the kernels of the active engine's
+/// family.
 void convProductDirect(int64_t M, int64_t K, const float *packed, const float *B,
                        const int64_t *offsets, int64_t rows, int64_t pitch, int64_t width,
                        float *C, int64_t ldc, const float *rowBias, const StoreClamp *clamp,
-                       int64_t panelBegin = 0, int64_t panelEnd = -1);
+                       int64_t panelBegin = 0, int64_t panelEnd = -1,
+                       DirectSlices slices = {});
 
 /// Elements past the last output's virtual column that convProductDirect
 /// may read.

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Interpreter.h"
+#include "runtime/ThreadPool.h"
 
 #include <gtest/gtest.h>
 
@@ -295,6 +296,27 @@ TEST(ConvAddFusion, AddOfAValueComputedBeforeMatchesSeparateNodes) {
         expectAddSame(c, kind, false, relu, true, seed++);
         expectAddSame(c, kind, true, relu, true, seed++);
       }
+}
+
+TEST(ConvAddFusion, ProjectionsByPartsOnThreadsMatchSeparateNodes) {
+  // Reductions of channels on small planes sum parts of K on separate
+  // threads, then add them up with the bias; the clamp and the addend
+  // come after that, as for the nodes run apart.
+  const ConvCase cases[] = {
+      {384, 64, 1, 1, 1, 0, 14, 14}, // one column tile short (196 positions)
+      {96, 24, 1, 1, 1, 0, 30, 31},  // K not a multiple of the slices' lanes
+  };
+  uint32_t seed = 301;
+  for (int threads : {2, 3}) {
+    setThreadCount(threads);
+    for (const ConvCase &c : cases) {
+      expectSame(c, "Relu", 17, seed++);
+      expectSame(c, "Clip", 13, seed++);
+      for (bool relu : {false, true})
+        expectAddSame(c, Addend::Input, false, relu, true, seed++);
+    }
+  }
+  setThreadCount(1);
 }
 
 TEST(ConvAddFusion, UnfusableAddendsRunAsNodes) {

@@ -1980,6 +1980,11 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
   // in phases cut across them.
   std::vector<float> xw = randomFloats(rng, 2 * 64 * 14 * 14), ww = randomFloats(rng, 32 * 64 * 9),
                      bw = randomFloats(rng, 32);
+  // A projection that reduces channels sixfold on 14x14 (mobilenet_v2's
+  // 384 -> 64), with a bias: on threads, by parts of K, each summed on its
+  // own thread and added up afterwards (pointwiseKParts).
+  std::vector<float> xk = randomFloats(rng, 2 * 384 * 14 * 14), wk = randomFloats(rng, 64 * 384),
+                     bk = randomFloats(rng, 64);
   auto runAll = [&](int threads) {
     setThreadCount(threads);
     std::vector<std::vector<float>> out;
@@ -2021,6 +2026,11 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
         runNode("Conv", 11, {floats({2, 96, 32, 32}, xn), floats({24, 96, 1, 1}, wr)}, {});
     NodeRun widen =
         runNode("Conv", 11, {floats({2, 96, 32, 32}, xn), floats({576, 96, 1, 1}, wx)}, {});
+    NodeRun byParts = runNode(
+        "Conv", 11, {floats({2, 384, 14, 14}, xk), floats({64, 384, 1, 1}, wk), floats({64}, bk)},
+        {});
+    EXPECT_TRUE(byParts.status.ok());
+    out.push_back(floatValues(byParts.out()));
     EXPECT_TRUE(depthwise.status.ok() && shortPlanes.status.ok() && full.status.ok() &&
                 wide.status.ok() && narrow.status.ok() && expand.status.ok() &&
                 narrowDepthwise.status.ok() && reduce.status.ok() && widen.status.ok() &&
