@@ -267,9 +267,17 @@ void convWinograd(const float *x, const float *w, const float *bias, float *y, i
   // too few chunks or mostly empty column tiles. The cuts fall on
   // multiples of a column tile where the chunks are large, of 8 tiles
   // where they are small.
-  const int64_t columnTile = directColumnTile();
+  // Layers with more output channels than tiles (SqueezeNet's and
+  // ResNet's 3x3 layers on 13x13 and 14x14) are cut by blocks of output
+  // channels instead, one per thread, over the same chunks as on one
+  // thread: their transformed filters outweigh their transformed inputs,
+  // and each thread then reads its block's filters only (cut by tiles,
+  // each thread read all of them, from memory in a model run).
+  const int64_t columnTile = directColumnTile(), panels = directPanels(M);
+  const int64_t blocks =
+      split && M >= tiles && panels >= 2 * threadCount() ? threadCount() : 1;
   int64_t rowsPer = 0, chunks = 0, granule = 0;
-  if (split) {
+  if (split && blocks == 1) {
     const int64_t threads = threadCount();
     chunks = (tiles + kWinogradTiles - 1) / kWinogradTiles;
     chunks = (chunks + threads - 1) / threads * threads;
@@ -288,9 +296,12 @@ void convWinograd(const float *x, const float *w, const float *bias, float *y, i
   // 2k is input column 2k - padLeft.
   const int64_t half = tilesW + 1, padW = 2 * half;
   auto task = [&](int64_t job) {
-    const int64_t n = job / chunks, t0 = chunkStart(job % chunks), t1 = chunkStart(job % chunks + 1);
+    const int64_t block = job % blocks, chunk = job / blocks % chunks, n = job / blocks / chunks;
+    const int64_t t0 = chunkStart(chunk), t1 = chunkStart(chunk + 1);
     if (t1 <= t0)
       return;
+    const int64_t p0 = panels * block / blocks, p1 = panels * (block + 1) / blocks;
+    const int64_t m0 = directPanelStart(M, p0), m1 = directPanelStart(M, p1);
     const int64_t ty0 = t0 / tilesW, ty1 = (t1 - 1) / tilesW + 1, count = t1 - t0;
     // The tiles of tile row ty in the chunk: [first(ty), last(ty)).
     auto first = [&](int64_t ty) { return std::max(t0, ty * tilesW) - ty * tilesW; };
@@ -369,12 +380,12 @@ void convWinograd(const float *x, const float *w, const float *bias, float *y, i
     }
     for (int64_t xi = 0; xi < 16; ++xi)
       convProductDirect(M, Cin, packed + xi * packedSize, V + xi * strideV, offsets.data(), 1, T,
-                        count, P + xi * strideP, T, nullptr, nullptr);
+                        count, P + xi * strideP, T, nullptr, nullptr, p0, p1);
     // Y = A^T P A + bias, A^T = [1 1 1 0; 0 1 -1 -1]: a row of tiles' even
     // and odd outputs, then interleaved into the output row (columns and
     // rows past the output dropped); then the epilogue.
     float *ev = E, *od = E + tilesW;
-    for (int64_t m = 0; m < M; ++m) {
+    for (int64_t m = m0; m < m1; ++m) {
       const float b = bias ? bias[m] : 0.0f;
       float *ym = y + (n * M + m) * outS;
       for (int64_t ty = ty0; ty < ty1; ++ty) {
@@ -414,7 +425,7 @@ void convWinograd(const float *x, const float *w, const float *bias, float *y, i
       }
     }
   };
-  parallelForIf(split, N * chunks, task);
+  parallelForIf(split, N * chunks * blocks, task);
 }
 
 } // namespace onnxslim::rt::nn

@@ -1985,6 +1985,10 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
   // own thread and added up afterwards (pointwiseKParts).
   std::vector<float> xk = randomFloats(rng, 2 * 384 * 14 * 14), wk = randomFloats(rng, 64 * 384),
                      bk = randomFloats(rng, 64);
+  // A Winograd layer with more output channels than tiles (SqueezeNet's
+  // 48 -> 192 on 13x13): on threads, one block of output channels each.
+  std::vector<float> xb = randomFloats(rng, 2 * 48 * 13 * 13), wb = randomFloats(rng, 192 * 48 * 9),
+                     bb = randomFloats(rng, 192);
   auto runAll = [&](int threads) {
     setThreadCount(threads);
     std::vector<std::vector<float>> out;
@@ -2031,6 +2035,11 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
         {});
     EXPECT_TRUE(byParts.status.ok());
     out.push_back(floatValues(byParts.out()));
+    NodeRun winogradBlocks = runNode(
+        "Conv", 11, {floats({2, 48, 13, 13}, xb), floats({192, 48, 3, 3}, wb), floats({192}, bb)},
+        {aInts("pads", {1, 1, 1, 1})});
+    EXPECT_TRUE(winogradBlocks.status.ok());
+    out.push_back(floatValues(winogradBlocks.out()));
     EXPECT_TRUE(depthwise.status.ok() && shortPlanes.status.ok() && full.status.ok() &&
                 wide.status.ok() && narrow.status.ok() && expand.status.ok() &&
                 narrowDepthwise.status.ok() && reduce.status.ok() && widen.status.ok() &&
