@@ -79,6 +79,13 @@ void convDirect(const float *x, const float *w, const float *bias, float *y, int
 /// over planes of planeSize elements runs as pointwiseDirect.
 bool pointwiseIsDirect(int64_t M, int64_t K, int64_t planeSize);
 
+/// Parts of K a pointwise product of Mg output and Cg input channels per
+/// group on planes of planeSize positions sums apart, then adds up: each
+/// part on its own thread when split. From the shape alone, so that the
+/// bits do not depend on the thread count (pointwiseDirect,
+/// pointwiseTransposed and pointwiseChannelsLast take it).
+int64_t pointwiseKParts(int64_t Mg, int64_t Cg, int64_t planeSize);
+
 /// Float pointwise convolution as a direct product over the input planes.
 void pointwiseDirect(const float *x, const float *w, const float *bias, float *y, int64_t N,
                      int64_t Cin, int64_t M, int64_t group, int64_t planeSize,

@@ -15,10 +15,10 @@ namespace onnxslim::rt::nn {
 std::shared_ptr<void> makePackedFilters() { return std::make_shared<PackedFilters>(); }
 
 bool PackedFilters::holds(const float *w, int64_t groups, int64_t mg, int64_t r,
-                          bool isTransposed, int64_t n) {
+                          bool isTransposed, int64_t n, int64_t inParts) {
   const char *current = gemmEngineName();
   if (source == w && group == groups && Mg == mg && rows == r && engine == current &&
-      transposed == isTransposed)
+      transposed == isTransposed && parts == inParts)
     return true;
   data.resize(static_cast<size_t>(n));
   source = w;
@@ -27,6 +27,7 @@ bool PackedFilters::holds(const float *w, int64_t groups, int64_t mg, int64_t r,
   rows = r;
   engine = current;
   transposed = isTransposed;
+  parts = inParts;
   return false;
 }
 

@@ -39,6 +39,9 @@ struct PackedFilters {
   /// (false), or the filters transposed into the GEMM's packed-B panels
   /// (pointwiseTransposed).
   bool transposed = false;
+  /// Parts of K the transposed layout is packed in, part after part
+  /// (pointwiseKParts).
+  int64_t parts = 1;
   std::vector<float, xsimd::aligned_allocator<float, 64>> data;
   /// The filters cut to their live taps (convForward), and what from.
   const float *liveFrom = nullptr;
@@ -50,7 +53,7 @@ struct PackedFilters {
   /// n elements and records those filters as what it will hold (the caller
   /// then packs them).
   bool holds(const float *w, int64_t groups, int64_t mg, int64_t r, bool isTransposed,
-             int64_t n);
+             int64_t n, int64_t inParts = 1);
 };
 
 /// Given filters read as a K x M matrix (element (k, m) at w[m * mStride +

@@ -51,21 +51,6 @@ const float *directFilters(const float *w, int64_t group, int64_t Mg, int64_t ro
   return packed;
 }
 
-/// Parts of K a pointwise product sums separately (DirectSlices::count),
-/// from its shape alone, so that its bits do not depend on the thread
-/// count: two for a product worth splitting that reduces channels at
-/// least twofold on a plane split by channels (kChannelSplitPlane), one
-/// otherwise. Its producer (a depthwise convolution, an expansion, an
-/// elementwise op) split by channels left each half of the input on one
-/// core; a thread that multiplies by all of it reads the other half across
-/// the cores, and the other core's next write to those lines waits for
-/// them to be taken back from this core's caches. By parts, each thread
-/// reads the input its core wrote.
-int64_t pointwiseKParts(int64_t Mg, int64_t Cg, int64_t planeSize) {
-  const bool reduces = 2 * Mg <= Cg && Mg * Cg * planeSize >= kParallelMinMultiplyAdds;
-  return planeSize < kChannelSplitPlane && reduces ? 2 : 1;
-}
-
 /// pointwiseDirect of one group by parts of K, on the threads: task
 /// (part, piece) sums its part's input channels for a range of whole
 /// column tiles (pieces of the plane when there are more threads than
@@ -130,6 +115,19 @@ void pointwiseDirectByParts(const float *x, const float *filters, const float *b
 }
 
 } // namespace
+
+/// Two for a product worth splitting that reduces channels at least
+/// twofold on a plane split by channels (kChannelSplitPlane). Its producer
+/// (a depthwise convolution, an expansion, an elementwise op) split by
+/// channels left each half of the input on one core; a thread that
+/// multiplies by all of it reads the other half across the cores, and the
+/// other core's next write to those lines waits for them to be taken back
+/// from this core's caches. By parts, each thread reads the input its
+/// core wrote.
+int64_t pointwiseKParts(int64_t Mg, int64_t Cg, int64_t planeSize) {
+  const bool reduces = 2 * Mg <= Cg && Mg * Cg * planeSize >= kParallelMinMultiplyAdds;
+  return planeSize < kChannelSplitPlane && reduces ? 2 : 1;
+}
 
 /// Float 1-D/2-D convolution straight from zero-padded input planes (the
 /// layout of planPadded, split by column phase when strided), with no

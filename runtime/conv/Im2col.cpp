@@ -248,14 +248,19 @@ namespace {
 /// channel k) and packed as the GEMM's B panels (gemmPanelWidth), kept in
 /// `kept` when given.
 const float *transposedFilters(const float *w, int64_t group, int64_t Mg, int64_t K,
-                               PackedFilters *kept) {
+                               PackedFilters *kept, int64_t parts = 1) {
   const int64_t width = gemmPanelWidth<float>(), panels = (Mg + width - 1) / width;
   const int64_t size = panels * K * width;
-  if (kept && kept->holds(w, group, Mg, K, true, group * size))
+  if (kept && kept->holds(w, group, Mg, K, true, group * size, parts))
     return kept->data.data();
   float *packed = kept ? kept->data.data() : scratch<float, 11>(group * size);
   for (int64_t gi = 0; gi < group; ++gi)
-    packFilterColumns(w + gi * Mg * K, K, 1, Mg, K, packed + gi * size);
+    for (int64_t q = 0; q < parts; ++q) {
+      // Part q: input channels [k0, k1), its panels at panels * k0 * width.
+      const int64_t k0 = K * q / parts, k1 = K * (q + 1) / parts;
+      packFilterColumns(w + gi * Mg * K + k0, K, 1, Mg, k1 - k0,
+                        packed + gi * size + panels * k0 * width);
+    }
   return packed;
 }
 
@@ -350,6 +355,38 @@ void gemmProductByPanels(bool transA, int64_t P, int64_t M, int64_t K, const flo
   });
 }
 
+/// gemmProductByPanels by `parts` parts of K (pointwiseKParts), the filters
+/// packed part after part (transposedFilters): C = C_0 + C_1 + ..., each
+/// C_q the product over input channels [K q / parts, K (q + 1) / parts)
+/// alone, added up in order. On threads each part on its own (in pieces of
+/// rows when the threads outnumber the parts), then the sums by rows; on
+/// one thread the same products and sums one after another, so the same
+/// bits.
+void gemmProductByParts(bool transA, int64_t P, int64_t M, int64_t K, const float *a,
+                        int64_t lda, const float *filters, int64_t width, int64_t parts,
+                        float *c) {
+  const int64_t panels = (M + width - 1) / width;
+  const bool split = worthSplitting(P * M * K, P * K + K * M + P * M);
+  const int64_t pieces = split ? std::clamp<int64_t>(threadCount() / parts, 1, P) : 1;
+  float *partials = scratch<float, 22>((parts - 1) * P * M);
+  parallelForIf(split, parts * pieces, [&](int64_t t) {
+    const int64_t q = t / pieces, r = t % pieces;
+    const int64_t k0 = K * q / parts, k1 = K * (q + 1) / parts;
+    const int64_t i0 = P * r / pieces, i1 = P * (r + 1) / pieces;
+    const float *aq = transA ? a + k0 * lda + i0 : a + i0 * lda + k0;
+    float *dst = q == 0 ? c : partials + (q - 1) * P * M;
+    if (i1 > i0)
+      gemmPackedB(transA, i1 - i0, M, k1 - k0, 1.0f, aq, lda, filters + panels * k0 * width, width,
+                  0.0f, dst + i0 * M, M, nullptr, M);
+  });
+  const int64_t chunks = split ? std::min<int64_t>(P, threadCount()) : 1;
+  parallelForIf(split, chunks, [&](int64_t t) {
+    const int64_t i0 = P * t / chunks, i1 = P * (t + 1) / chunks;
+    for (int64_t q = 1; q < parts; ++q)
+      addFloats(c + i0 * M, partials + (q - 1) * P * M + i0 * M, (i1 - i0) * M);
+  });
+}
+
 /// Given T (P positions by Mg channels, row stride ldt), Execute: writes
 /// its transpose into Mg rows of P at y (row stride ldy), adding the bias,
 /// sixteen channels at a time so that each row of T is read once.
@@ -390,12 +427,17 @@ void pointwiseTransposed(const float *x, const float *w, const float *bias, floa
                          const Epilogue<float> &epilogue, PackedFilters *kept) {
   const int64_t Cg = Cin / group, Mg = M / group, P = planeSize;
   const int64_t width = gemmPanelWidth<float>(), size = (Mg + width - 1) / width * Cg * width;
-  const float *filters = transposedFilters(w, group, Mg, Cg, kept);
+  const int64_t parts = group == 1 ? pointwiseKParts(Mg, Cg, P) : 1;
+  const float *filters = transposedFilters(w, group, Mg, Cg, kept, parts);
   float *t = scratch<float, 12>(P * Mg);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t gi = 0; gi < group; ++gi) {
-      gemmProductByPanels(true, P, Mg, Cg, x + (n * Cin + gi * Cg) * P, P, filters + gi * size,
-                          width, t);
+      if (parts > 1)
+        gemmProductByParts(true, P, Mg, Cg, x + (n * Cin + gi * Cg) * P, P, filters + gi * size,
+                           width, parts, t);
+      else
+        gemmProductByPanels(true, P, Mg, Cg, x + (n * Cin + gi * Cg) * P, P, filters + gi * size,
+                            width, t);
       float *yg = y + (n * M + gi * Mg) * P;
       transposeBack(t, P, Mg, bias ? bias + gi * Mg : nullptr, yg);
       if (epilogue.on())
@@ -411,13 +453,17 @@ void pointwiseTransposed(const float *x, const float *w, const float *bias, floa
 void pointwiseChannelsLast(const float *x, bool xLast, const float *w, const float *bias, float *y,
                            bool yLast, int64_t N, int64_t K, int64_t M, int64_t P,
                            const Epilogue<float> &epilogue, PackedFilters *kept) {
-  const int64_t width = gemmPanelWidth<float>();
-  const float *filters = transposedFilters(w, 1, M, K, kept);
+  const int64_t width = gemmPanelWidth<float>(), parts = pointwiseKParts(M, K, P);
+  const float *filters = transposedFilters(w, 1, M, K, kept, parts);
   float *t = yLast ? nullptr : scratch<float, 12>(P * M);
   for (int64_t n = 0; n < N; ++n) {
     const float *xn = x + n * K * P;
     float *yn = y + n * M * P;
-    gemmProductByPanels(!xLast, P, M, K, xn, xLast ? K : P, filters, width, yLast ? yn : t);
+    if (parts > 1)
+      gemmProductByParts(!xLast, P, M, K, xn, xLast ? K : P, filters, width, parts,
+                         yLast ? yn : t);
+    else
+      gemmProductByPanels(!xLast, P, M, K, xn, xLast ? K : P, filters, width, yLast ? yn : t);
     if (!yLast) {
       transposeBack(t, P, M, bias, yn);
       if (epilogue.on())

@@ -87,7 +87,7 @@ TEST(ChannelsLast, PointwiseGivesTheTransposedProductsBits) {
     int64_t N, K, M, P;
   };
   // (1152 -> 192 on 49: a product the GEMM would split only K slice by K
-  // slice, cut into ranges of panels instead on several threads.)
+  // slice, summed in two parts of K, each part on its own thread.)
   for (const Case c : {Case{1, 192, 1152, 49}, Case{1, 1152, 192, 49}, Case{2, 40, 72, 49},
                        Case{1, 17, 33, 25}, Case{1, 320, 1280, 9}}) {
     const std::vector<float> x = randomFloats(rng, c.N * c.K * c.P), w = randomFloats(rng, c.M * c.K),
@@ -102,7 +102,7 @@ TEST(ChannelsLast, PointwiseGivesTheTransposedProductsBits) {
         const std::vector<float> xl = toLast(x, c.N, c.K, c.P), refLast = toLast(ref, c.N, c.M, c.P);
         for (const bool xLast : {false, true})
           for (const bool yLast : {false, true})
-            for (int threads : {1, 3}) {
+            for (int threads : {1, 2, 3}) {
               setThreadCount(threads);
               std::vector<float> y(ref.size());
               const nn::Epilogue<float> e(clamps ? &relu6 : nullptr, nullptr, y.data());

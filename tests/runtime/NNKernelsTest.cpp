@@ -936,8 +936,13 @@ TEST(ConvKernel, PointwiseTransposedMatchesNaive) {
                     {2, 40, 33, 1, {8, 8}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
                     {1, 300, 40, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
                     {2, 64, 96, 2, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
-                    {1, 24, 64, 1, {14, 14}, {1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}}},
+                    {1, 24, 64, 1, {14, 14}, {1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}},
+                    // Reductions summed in two parts of K (pointwiseKParts).
+                    {1, 960, 160, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    {2, 577, 96, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}}},
                    83, "transposed pointwise conv");
+  EXPECT_EQ(nn::pointwiseKParts(160, 960, 49), 2);
+  EXPECT_EQ(nn::pointwiseKParts(160, 319, 49), 1); // reduces less than twofold
 }
 
 /// Depthwise planes 64 to 255 wide and at least four kernels tall run as one
@@ -969,8 +974,15 @@ TEST(ConvKernel, PointwiseDirectMatchesNaive) {
                     {2, 64, 26, 2, {7, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
                     {1, 9, 14, 1, {200}, {1}, {1}, {1}, {0, 0}},
                     {1, 20, 50, 1, {12, 12}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
-                    {1, 96, 37, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}}},
+                    {1, 96, 37, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    // Reductions summed in two parts of K (pointwiseKParts),
+                    // K odd: parts of 150 and 151 channels.
+                    {1, 384, 64, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    {2, 301, 100, 1, {13, 17}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}}},
                    43, "pointwise conv");
+  EXPECT_EQ(nn::pointwiseKParts(64, 384, 196), 2);
+  EXPECT_EQ(nn::pointwiseKParts(64, 384, 4096), 1); // a plane split by positions
+  EXPECT_EQ(nn::pointwiseKParts(8, 64, 196), 1);    // not worth splitting
 }
 
 /// gatherEvenFloats and maxEvenFloats (the column phases of stride-2
