@@ -978,7 +978,9 @@ TEST(ConvKernel, PointwiseDirectMatchesNaive) {
                     // Reductions summed in two parts of K (pointwiseKParts),
                     // K odd: parts of 150 and 151 channels.
                     {1, 384, 64, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
-                    {2, 301, 100, 1, {13, 17}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}}},
+                    {2, 301, 100, 1, {13, 17}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+                    // Two groups, each summed in two parts.
+                    {1, 512, 128, 2, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}}},
                    43, "pointwise conv");
   EXPECT_EQ(nn::pointwiseKParts(64, 384, 196), 2);
   EXPECT_EQ(nn::pointwiseKParts(64, 384, 4096), 1); // a plane split by positions
@@ -2047,6 +2049,15 @@ TEST(ThreadPool, GemmAndConvAreBitIdenticalAcrossThreadCounts) {
         {});
     EXPECT_TRUE(byParts.status.ok());
     out.push_back(floatValues(byParts.out()));
+    // The same in two groups of 192 -> 32: parts in the tasks of each group.
+    NodeRun groupsByParts = runNode(
+        "Conv", 11,
+        {floats({2, 384, 14, 14}, xk),
+         floats({64, 192, 1, 1}, std::vector<float>(wk.begin(), wk.begin() + 64 * 192)),
+         floats({64}, bk)},
+        {aInt("group", 2)});
+    EXPECT_TRUE(groupsByParts.status.ok());
+    out.push_back(floatValues(groupsByParts.out()));
     NodeRun winogradBlocks = runNode(
         "Conv", 11, {floats({2, 48, 13, 13}, xb), floats({192, 48, 3, 3}, wb), floats({192}, bb)},
         {aInts("pads", {1, 1, 1, 1})});
